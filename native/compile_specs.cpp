@@ -1,0 +1,42 @@
+#include "compile_specs.h"
+
+#include <cstring>
+
+namespace executorch_openvino {
+
+bool parse_compile_specs(
+    executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> specs,
+    RuntimeOptions* out, std::string* error) {
+  RuntimeOptions options;
+  bool precision_given = false;
+  for (const auto& spec : specs) {
+    if (spec.key == nullptr) continue;
+    std::string value(static_cast<const char*>(spec.value.buffer),
+                      spec.value.buffer ? spec.value.nbytes : 0);
+    if (std::strcmp(spec.key, "device") == 0) {
+      if (value.empty()) {
+        *error = "compile spec 'device' is empty; give an OpenVINO device name such as CPU";
+        return false;
+      }
+      options.device = value;
+    } else if (std::strcmp(spec.key, "inference_precision") == 0) {
+      if (value != "f32" && value != "f16" && value != "bf16" && !value.empty()) {
+        *error = "compile spec 'inference_precision' is '" + value +
+                 "'; allowed values are f32, f16, bf16, or empty for the device default";
+        return false;
+      }
+      options.inference_precision = value;
+      precision_given = true;
+    }
+  }
+  // On CPU OpenVINO would compute in bf16 (x86 with AMX/avx512_bf16) or f16
+  // (ARM) by default; measured 0.099 max abs error on MiniLM (DESIGN.md). The
+  // delegate promises float32 results unless asked otherwise.
+  if (options.device == "CPU" && (!precision_given || options.inference_precision.empty())) {
+    options.inference_precision = "f32";
+  }
+  *out = options;
+  return true;
+}
+
+}  // namespace executorch_openvino

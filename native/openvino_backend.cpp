@@ -1,0 +1,443 @@
+// ExecuTorch's BackendInterface implemented on the OpenVINO C API.
+//
+// init:    validate the compile specs and the processed blob, load OpenVINO,
+//          read the IR, compile it for the device, create one infer request.
+// execute: bind ExecuTorch's input buffers to the request without copying;
+//          outputs with a static shape are written by OpenVINO straight into
+//          ExecuTorch's output buffers, others are copied after inference.
+#include "compile_specs.h"
+#include "delegate_api.h"
+#include "openvino_library.h"
+#include "processed_blob.h"
+
+#include <executorch/runtime/backend/interface.h>
+#include <executorch/runtime/core/exec_aten/util/dim_order_util.h>
+#include <executorch/runtime/core/exec_aten/util/tensor_util.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <vector>
+
+namespace executorch_openvino {
+
+using executorch::aten::ScalarType;
+using executorch::aten::SizesType;
+using executorch::aten::Tensor;
+using executorch::runtime::ArrayRef;
+using executorch::runtime::Backend;
+using executorch::runtime::BackendExecutionContext;
+using executorch::runtime::BackendInitContext;
+using executorch::runtime::BackendInterface;
+using executorch::runtime::CompileSpec;
+using executorch::runtime::DelegateHandle;
+using executorch::runtime::Error;
+using executorch::runtime::EValue;
+using executorch::runtime::FreeableBuffer;
+using executorch::runtime::Result;
+using executorch::runtime::Span;
+
+namespace {
+
+bool to_ov_type(ScalarType t, ov_element_type_e* out) {
+  switch (t) {
+    case ScalarType::Float: *out = F32; return true;
+    case ScalarType::Half: *out = F16; return true;
+    case ScalarType::BFloat16: *out = BF16; return true;
+    case ScalarType::Double: *out = F64; return true;
+    case ScalarType::Char: *out = I8; return true;
+    case ScalarType::Short: *out = I16; return true;
+    case ScalarType::Int: *out = I32; return true;
+    case ScalarType::Long: *out = I64; return true;
+    case ScalarType::Byte: *out = U8; return true;
+    case ScalarType::Bool: *out = BOOLEAN; return true;
+    default: return false;
+  }
+}
+
+const char* ov_type_name(ov_element_type_e t) {
+  switch (t) {
+    case F32: return "f32"; case F16: return "f16"; case BF16: return "bf16";
+    case F64: return "f64"; case I8: return "i8"; case I16: return "i16";
+    case I32: return "i32"; case I64: return "i64"; case U8: return "u8";
+    case BOOLEAN: return "boolean"; default: return "an unsupported type";
+  }
+}
+
+const char* scalar_type_name(ScalarType t) {
+  return executorch::runtime::toString(t);
+}
+
+// One port of the compiled model: its element type and, when static, shape.
+struct PortInfo {
+  ov_element_type_e type = DYNAMIC;
+  bool is_static = false;
+  std::vector<int64_t> shape;
+  size_t byte_size = 0;  // for static ports
+};
+
+size_t element_size(ov_element_type_e t) {
+  switch (t) {
+    case F64: case I64: return 8;
+    case F32: case I32: return 4;
+    case F16: case BF16: case I16: return 2;
+    default: return 1;
+  }
+}
+
+// Everything one delegated partition needs at execute time.
+struct Partition {
+  ov_compiled_model_t* compiled = nullptr;
+  ov_infer_request_t* request = nullptr;
+  std::vector<PortInfo> inputs;
+  std::vector<PortInfo> outputs;
+  // OpenVINO may keep reading constants from the weights it was given for as
+  // long as the compiled model lives (DESIGN.md: a delegate that freed them
+  // crashed with 2026.4), so the partition owns its own aligned copy.
+  void* weights = nullptr;
+  std::mutex mutex;  // one infer request: one execute at a time
+
+  ~Partition() {
+    const OpenVinoApi& api = OpenVinoLibrary::instance().api();
+    if (request) api.ov_infer_request_free(request);
+    if (compiled) api.ov_compiled_model_free(compiled);
+    std::free(weights);
+  }
+};
+
+std::string ov_message(const std::string& what) {
+  std::string detail = OpenVinoLibrary::instance().last_openvino_message();
+  return what + (detail.empty() ? std::string() : ": " + detail);
+}
+
+// RAII for the few C objects created per call.
+struct TensorGuard {
+  ov_tensor_t* t = nullptr;
+  ~TensorGuard() { if (t) OpenVinoLibrary::instance().api().ov_tensor_free(t); }
+};
+struct ShapeGuard {
+  ov_shape_t s{};
+  ~ShapeGuard() { if (s.dims) OpenVinoLibrary::instance().api().ov_shape_free(&s); }
+};
+
+bool read_port(const OpenVinoApi& api, const ov_output_const_port_t* port, PortInfo* info,
+               std::string* error) {
+  if (api.ov_port_get_element_type(port, &info->type) != OK) {
+    *error = ov_message("could not read a port's element type");
+    return false;
+  }
+  ov_partial_shape_t partial{};
+  if (api.ov_port_get_partial_shape(port, &partial) != OK) {
+    *error = ov_message("could not read a port's shape");
+    return false;
+  }
+  info->is_static = !api.ov_partial_shape_is_dynamic(partial);
+  if (info->is_static) {
+    ov_shape_t shape{};
+    if (api.ov_partial_shape_to_shape(partial, &shape) == OK) {
+      info->shape.assign(shape.dims, shape.dims + shape.rank);
+      api.ov_shape_free(&shape);
+      size_t n = 1;
+      for (int64_t d : info->shape) n *= static_cast<size_t>(d);
+      info->byte_size = n * element_size(info->type);
+    } else {
+      info->is_static = false;
+    }
+  }
+  api.ov_partial_shape_free(&partial);
+  return true;
+}
+
+template <typename PortFn>
+bool read_ports(const OpenVinoApi& api, ov_compiled_model_t* compiled, size_t count, PortFn get,
+                std::vector<PortInfo>* out, std::string* error) {
+  out->resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    ov_output_const_port_t* port = nullptr;
+    if (get(compiled, i, &port) != OK) {
+      *error = ov_message("could not query port " + std::to_string(i));
+      return false;
+    }
+    bool ok = read_port(api, port, &(*out)[i], error);
+    api.ov_output_const_port_free(port);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string shape_text(const std::vector<int64_t>& dims) {
+  std::string s = "(";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + (dims.size() == 1 ? ",)" : ")");
+}
+
+template <typename T>
+std::string shape_text(ArrayRef<T> dims) {
+  return shape_text(std::vector<int64_t>(dims.begin(), dims.end()));
+}
+
+class OpenVinoBackend final : public BackendInterface {
+ public:
+  bool is_available() const override { return true; }
+
+  Result<DelegateHandle*> init(BackendInitContext& context, FreeableBuffer* processed,
+                               ArrayRef<CompileSpec> compile_specs) const override {
+    (void)context;
+    std::string error;
+    RuntimeOptions options;
+    if (!parse_compile_specs(compile_specs, &options, &error)) {
+      report_error("init: " + error);
+      return Error::InvalidArgument;
+    }
+    ParsedBlob blob;
+    if (!parse_processed_blob(processed->data(), processed->size(), &blob, &error)) {
+      report_error("init: " + error);
+      return Error::DelegateInvalidCompatibility;
+    }
+    OpenVinoLibrary& library = OpenVinoLibrary::instance();
+    if (!library.ensure_loaded(&error)) {
+      report_error("init: " + error);
+      return Error::NotFound;
+    }
+    const OpenVinoApi& api = library.api();
+    std::vector<std::string> devices = library.available_devices(&error);
+    bool device_found = false;
+    std::string device_list;
+    for (const std::string& d : devices) {
+      device_list += (device_list.empty() ? "" : ", ") + d;
+      // "GPU" matches "GPU.0" as OpenVINO does.
+      if (d == options.device || d.rfind(options.device + ".", 0) == 0) device_found = true;
+    }
+    // Composite devices (AUTO:..., HETERO:...) are resolved by OpenVINO itself.
+    bool composite = options.device.find(':') != std::string::npos ||
+                     options.device == "AUTO" || options.device == "MULTI";
+    if (!device_found && !composite) {
+      report_error("init: OpenVINO device '" + options.device +
+                   "' is not available on this machine (available: " + device_list +
+                   "). Lower the model with compile spec device set to one of those.");
+      return Error::NotSupported;
+    }
+
+    auto partition = std::make_unique<Partition>();
+    ov_tensor_t* weights_tensor = nullptr;
+    if (blob.weights_size > 0) {
+      size_t padded = (blob.weights_size + 63) / 64 * 64;
+      partition->weights = std::aligned_alloc(64, padded);
+      if (!partition->weights) {
+        report_error("init: could not allocate " + std::to_string(blob.weights_size) +
+                     " bytes for the model weights");
+        return Error::MemoryAllocationFailed;
+      }
+      std::memcpy(partition->weights, blob.weights, blob.weights_size);
+      int64_t dim = static_cast<int64_t>(blob.weights_size);
+      ShapeGuard shape;
+      if (api.ov_shape_create(1, &dim, &shape.s) != OK ||
+          api.ov_tensor_create_from_host_ptr(U8, shape.s, partition->weights, &weights_tensor) != OK) {
+        report_error(ov_message("init: could not wrap the model weights in a tensor"));
+        return Error::Internal;
+      }
+    }
+    ov_model_t* model = nullptr;
+    ov_status_e status = api.ov_core_read_model_from_memory_buffer(
+        library.core(), blob.xml, blob.xml_size, weights_tensor, &model);
+    if (weights_tensor) api.ov_tensor_free(weights_tensor);
+    if (status != OK) {
+      report_error(ov_message("init: OpenVINO could not read the model in the processed blob "
+                              "(corrupt payload?); lower the model again"));
+      return Error::InvalidProgram;
+    }
+    if (options.inference_precision.empty()) {
+      status = api.ov_core_compile_model(library.core(), model, options.device.c_str(), 0,
+                                         &partition->compiled);
+    } else {
+      status = api.ov_core_compile_model(library.core(), model, options.device.c_str(), 2,
+                                         &partition->compiled, "INFERENCE_PRECISION_HINT",
+                                         options.inference_precision.c_str());
+    }
+    api.ov_model_free(model);
+    if (status != OK) {
+      report_error(ov_message("init: OpenVINO could not compile the model for device '" +
+                              options.device + "'"));
+      return Error::InvalidProgram;
+    }
+    size_t n_in = 0, n_out = 0;
+    if (api.ov_compiled_model_inputs_size(partition->compiled, &n_in) != OK ||
+        api.ov_compiled_model_outputs_size(partition->compiled, &n_out) != OK ||
+        !read_ports(api, partition->compiled, n_in, api.ov_compiled_model_input_by_index,
+                    &partition->inputs, &error) ||
+        !read_ports(api, partition->compiled, n_out, api.ov_compiled_model_output_by_index,
+                    &partition->outputs, &error)) {
+      report_error("init: " + (error.empty() ? ov_message("could not query the compiled model") : error));
+      return Error::Internal;
+    }
+    if (api.ov_compiled_model_create_infer_request(partition->compiled, &partition->request) != OK) {
+      report_error(ov_message("init: could not create an infer request"));
+      return Error::MemoryAllocationFailed;
+    }
+    // The partition owns a copy of everything it needs.
+    processed->Free();
+    return static_cast<DelegateHandle*>(partition.release());
+  }
+
+  Error execute(BackendExecutionContext& context, DelegateHandle* handle,
+                Span<EValue*> args) const override {
+    (void)context;
+    auto* partition = static_cast<Partition*>(handle);
+    if (partition == nullptr) {
+      report_error("execute: no compiled partition (init failed earlier)");
+      return Error::DelegateInvalidHandle;
+    }
+    std::lock_guard<std::mutex> lock(partition->mutex);
+    const OpenVinoApi& api = OpenVinoLibrary::instance().api();
+    const size_t n_in = partition->inputs.size(), n_out = partition->outputs.size();
+    if (args.size() != n_in + n_out) {
+      report_error("execute: the delegate call has " + std::to_string(args.size()) +
+                   " arguments, the compiled model has " + std::to_string(n_in) + " inputs and " +
+                   std::to_string(n_out) + " outputs; lower the model again");
+      return Error::InvalidProgram;
+    }
+    std::vector<TensorGuard> bound(n_in + n_out);
+    for (size_t i = 0; i < n_in; ++i) {
+      Error e = bind_input(*partition, i, *args[i], &bound[i]);
+      if (e != Error::Ok) return e;
+    }
+    std::vector<bool> copy_after(n_out, false);
+    for (size_t i = 0; i < n_out; ++i) {
+      EValue& value = *args[n_in + i];
+      if (!value.isTensor()) {
+        report_error("execute: output " + std::to_string(i) + " is not a tensor");
+        return Error::InvalidArgument;
+      }
+      const PortInfo& port = partition->outputs[i];
+      Tensor out = value.toTensor();
+      ov_element_type_e et_type;
+      bool same_type = to_ov_type(out.scalar_type(), &et_type) && et_type == port.type;
+      if (!same_type) {
+        report_error(std::string("execute: output ") + std::to_string(i) + " is " +
+                     scalar_type_name(out.scalar_type()) + " in the program but " +
+                     ov_type_name(port.type) + " in the compiled model; lower the model again");
+        return Error::InvalidType;
+      }
+      // Zero copy: OpenVINO writes into ExecuTorch's buffer when the sizes agree.
+      if (port.is_static && port.byte_size == out.nbytes() && port.byte_size > 0) {
+        ShapeGuard shape;
+        if (api.ov_shape_create(static_cast<int64_t>(port.shape.size()), port.shape.data(), &shape.s) != OK ||
+            api.ov_tensor_create_from_host_ptr(port.type, shape.s, out.mutable_data_ptr(),
+                                               &bound[n_in + i].t) != OK ||
+            api.ov_infer_request_set_output_tensor_by_index(partition->request, i,
+                                                            bound[n_in + i].t) != OK) {
+          report_error(ov_message("execute: could not bind output " + std::to_string(i)));
+          return Error::Internal;
+        }
+      } else {
+        copy_after[i] = true;
+      }
+    }
+    if (api.ov_infer_request_infer(partition->request) != OK) {
+      report_error(ov_message("execute: OpenVINO inference failed"));
+      return Error::Internal;
+    }
+    for (size_t i = 0; i < n_out; ++i) {
+      if (!copy_after[i]) continue;
+      Error e = copy_output(*partition, i, args[n_in + i]->toTensor());
+      if (e != Error::Ok) return e;
+    }
+    return Error::Ok;
+  }
+
+  void destroy(DelegateHandle* handle) const override {
+    delete static_cast<Partition*>(handle);
+  }
+
+ private:
+  static Error bind_input(Partition& partition, size_t i, EValue& value, TensorGuard* guard) {
+    const OpenVinoApi& api = OpenVinoLibrary::instance().api();
+    const PortInfo& port = partition.inputs[i];
+    const std::string which = "execute: input " + std::to_string(i);
+    if (!value.isTensor()) {
+      report_error(which + " is not a tensor (tag " + std::to_string(int(value.tag)) +
+                   "); only tensor inputs are delegated");
+      return Error::InvalidArgument;
+    }
+    Tensor in = value.toTensor();
+    ov_element_type_e type;
+    if (!to_ov_type(in.scalar_type(), &type)) {
+      report_error(which + " has dtype " + scalar_type_name(in.scalar_type()) +
+                   ", which OpenVINO cannot take");
+      return Error::InvalidType;
+    }
+    if (type != port.type) {
+      report_error(which + " has dtype " + scalar_type_name(in.scalar_type()) +
+                   " but the compiled model expects " + ov_type_name(port.type) +
+                   "; pass the dtype the model was exported with");
+      return Error::InvalidType;
+    }
+    if (!executorch::runtime::tensor_is_default_dim_order(in)) {
+      report_error(which + " is not in the default (contiguous) dim order; pass a "
+                   "contiguous tensor (torch: x.contiguous())");
+      return Error::InvalidArgument;
+    }
+    std::vector<int64_t> dims(in.sizes().begin(), in.sizes().end());
+    if (port.is_static && dims != port.shape) {
+      report_error(which + " has shape " + shape_text(dims) + " but the model was lowered for " +
+                   shape_text(port.shape) + "; pass that shape or export with dynamic shapes");
+      return Error::InvalidArgument;
+    }
+    // OpenVINO refuses a null host pointer even for zero elements.
+    static uint64_t empty_storage = 0;
+    void* data = in.numel() == 0 ? &empty_storage : in.mutable_data_ptr();
+    ShapeGuard shape;
+    if (api.ov_shape_create(static_cast<int64_t>(dims.size()), dims.data(), &shape.s) != OK ||
+        api.ov_tensor_create_from_host_ptr(type, shape.s, data, &guard->t) != OK ||
+        api.ov_infer_request_set_input_tensor_by_index(partition.request, i, guard->t) != OK) {
+      report_error(ov_message(which + ": could not bind it to the infer request"));
+      return Error::InvalidArgument;
+    }
+    return Error::Ok;
+  }
+
+  static Error copy_output(Partition& partition, size_t i, Tensor out) {
+    const OpenVinoApi& api = OpenVinoLibrary::instance().api();
+    const std::string which = "execute: output " + std::to_string(i);
+    TensorGuard result;
+    ShapeGuard shape;
+    void* data = nullptr;
+    size_t bytes = 0;
+    if (api.ov_infer_request_get_output_tensor_by_index(partition.request, i, &result.t) != OK ||
+        api.ov_tensor_get_shape(result.t, &shape.s) != OK ||
+        api.ov_tensor_get_byte_size(result.t, &bytes) != OK ||
+        api.ov_tensor_data(result.t, &data) != OK) {
+      report_error(ov_message(which + ": could not read OpenVINO's result"));
+      return Error::Internal;
+    }
+    std::vector<SizesType> sizes(shape.s.dims, shape.s.dims + shape.s.rank);
+    // A 0-d result may come back as 0-d or as (1,); ExecuTorch's planned shape
+    // is kept whenever the element counts agree.
+    if (static_cast<size_t>(out.nbytes()) != bytes) {
+      Error e = executorch::runtime::resize_tensor(out, ArrayRef<SizesType>(sizes.data(), sizes.size()));
+      if (e != Error::Ok || static_cast<size_t>(out.nbytes()) != bytes) {
+        report_error(which + " has shape " + shape_text(std::vector<int64_t>(shape.s.dims, shape.s.dims + shape.s.rank)) +
+                     ", which does not fit ExecuTorch's output of shape " + shape_text(out.sizes()));
+        return Error::InvalidArgument;
+      }
+    }
+    if (bytes) std::memcpy(out.mutable_data_ptr(), data, bytes);
+    return Error::Ok;
+  }
+};
+
+OpenVinoBackend& backend_instance() {
+  static OpenVinoBackend* backend = new OpenVinoBackend();
+  return *backend;
+}
+
+const Error kRegistration =
+    executorch::runtime::register_backend(Backend{kBackendId, &backend_instance()});
+
+}  // namespace
+
+Error registration_status() { return kRegistration; }
+
+}  // namespace executorch_openvino

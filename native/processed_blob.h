@@ -1,0 +1,39 @@
+// The processed blob that preprocess (python/executorch_openvino/processed_blob.py)
+// writes and the delegate reads at init.
+//
+// Layout, all integers little-endian, 48-byte header:
+//   offset  size  field
+//   0       8     magic "EXOVBLOB"
+//   8       4     format version (kFormatVersion)
+//   12      4     payload kind (1 = OpenVINO IR: XML text + weights binary)
+//   16      8     XML offset from the start of the blob
+//   24      8     XML size in bytes (> 0)
+//   32      8     weights offset
+//   40      8     weights size in bytes (may be 0)
+// OpenVINO IR is read by every OpenVINO release from 2025.4 on, which keeps a
+// .pte portable across releases (a compiled-model export would not be).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace executorch_openvino {
+
+constexpr char kBlobMagic[8] = {'E', 'X', 'O', 'V', 'B', 'L', 'O', 'B'};
+constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kPayloadOpenVinoIr = 1;
+constexpr size_t kHeaderSize = 48;
+
+struct ParsedBlob {
+  const char* xml = nullptr;
+  size_t xml_size = 0;
+  const uint8_t* weights = nullptr;
+  size_t weights_size = 0;
+};
+
+// Checks every field before use. Returns false with `error` naming the field
+// and what to do when the blob is truncated, foreign, or from another version.
+bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::string* error);
+
+}  // namespace executorch_openvino

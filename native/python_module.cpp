@@ -1,0 +1,55 @@
+// The Python extension: loading it loads the delegate library, which registers
+// the backend with ExecuTorch's runtime in this process. It reports what was
+// registered and which OpenVINO was loaded from where.
+#include "delegate_api.h"
+#include "openvino_library.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+namespace nb = nanobind;
+using executorch_openvino::OpenVinoLibrary;
+
+NB_MODULE(_native, m) {
+  m.doc() = "Native half of executorch_openvino: registration and OpenVINO library state.";
+  m.attr("BACKEND_ID") = executorch_openvino::kBackendId;
+
+  m.def("registration_error_code", [] {
+    return static_cast<int>(executorch_openvino::registration_status());
+  }, "0 when the delegate registered with ExecuTorch, else ExecuTorch's Error code.");
+
+  m.def("set_library_path", [](const std::string& path) {
+    OpenVinoLibrary::instance().set_explicit_library_path(path);
+  }, nb::arg("path"));
+  m.def("set_pip_library_dir", [](const std::string& dir) {
+    OpenVinoLibrary::instance().set_pip_library_dir(dir);
+  }, nb::arg("dir"));
+
+  m.def("is_loaded", [] { return OpenVinoLibrary::instance().is_loaded(); });
+
+  m.def("load_library", [] {
+    std::string error;
+    if (!OpenVinoLibrary::instance().ensure_loaded(&error)) {
+      executorch_openvino::report_error(error);
+      throw std::runtime_error(error);
+    }
+    auto info = OpenVinoLibrary::instance().info();
+    nb::dict d;
+    d["path"] = info.path;
+    d["source"] = info.source;
+    d["version"] = info.version;
+    return d;
+  }, "Loads OpenVINO now (normally done at the first model init); raises RuntimeError naming "
+     "every place tried.");
+
+  m.def("available_devices", [] {
+    std::string error;
+    auto devices = OpenVinoLibrary::instance().available_devices(&error);
+    if (!error.empty()) throw std::runtime_error(error);
+    return devices;
+  });
+
+  m.def("last_error", &executorch_openvino::last_error,
+        "The delegate's last error message, or '' when none occurred.");
+}

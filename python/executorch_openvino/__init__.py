@@ -1,0 +1,87 @@
+"""executorch-openvino: an OpenVINO delegate for ExecuTorch.
+
+Importing this package registers the delegate with ExecuTorch's runtime in this
+process (backend id :data:`BACKEND_ID`), so ``executorch.runtime`` can run
+``.pte`` files lowered with :class:`OpenvinoPartitioner`. OpenVINO itself is
+loaded when the first delegated method is loaded (or by :func:`load_openvino`).
+"""
+
+from __future__ import annotations
+
+from ._version_check import check_executorch_version
+
+check_executorch_version()
+
+from . import _native  # noqa: E402  (loads and registers the delegate)
+from .library_discovery import pip_openvino_library_dir  # noqa: E402
+
+BACKEND_ID: str = _native.BACKEND_ID
+
+_pip_dir = pip_openvino_library_dir()
+if _pip_dir is not None:
+    _native.set_pip_library_dir(str(_pip_dir))
+
+
+def is_registered() -> bool:
+    """True when the delegate registered with ExecuTorch's runtime at import."""
+    return _native.registration_error_code() == 0
+
+
+def set_library_path(path) -> None:
+    """Uses this OpenVINO C library file (``libopenvino_c.so.<abi>``, ``openvino_c.dll``).
+
+    Takes precedence over ``OPENVINO_LIB_PATH`` and the pip package; has an
+    effect only before OpenVINO is first loaded in this process.
+    """
+    _native.set_library_path(str(path))
+
+
+def load_openvino() -> dict:
+    """Loads OpenVINO now; returns ``{"path", "source", "version"}``.
+
+    Raises ``RuntimeError`` naming every place tried and what to set.
+    """
+    return dict(_native.load_library())
+
+
+def library_info() -> dict:
+    """What this process has: backend id, registration, OpenVINO path, version and devices.
+
+    Loads OpenVINO if needed; on failure ``error`` holds the reason and the
+    other OpenVINO fields are ``None``.
+    """
+    info = {"backend_id": BACKEND_ID, "registered": is_registered(),
+            "path": None, "source": None, "version": None, "devices": None, "error": None}
+    try:
+        info.update(load_openvino())
+        info["devices"] = list(_native.available_devices())
+    except RuntimeError as exc:
+        info["error"] = str(exc)
+    return info
+
+
+def last_error() -> str:
+    """The delegate's last error message ('' if none): ExecuTorch's exceptions carry only a code."""
+    return _native.last_error()
+
+
+def __getattr__(name):
+    # The lowering side imports torch and executorch.exir: load it on first use.
+    if name == "OpenvinoPartitioner":
+        from .partitioner import OpenvinoPartitioner
+
+        return OpenvinoPartitioner
+    if name == "ExecutorchOpenvinoBackend":
+        from .backend import ExecutorchOpenvinoBackend
+
+        return ExecutorchOpenvinoBackend
+    if name in ("lower", "run_program", "load_method"):
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'executorch_openvino' has no attribute {name!r}")
+
+
+__all__ = ["BACKEND_ID", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "is_registered",
+           "set_library_path", "load_openvino", "library_info", "last_error", "lower",
+           "load_method"]

@@ -1,0 +1,95 @@
+"""High-level API: lower a module to a ``.pte`` for OpenVINO, load and run it.
+
+    import executorch_openvino as exov
+    program = exov.lower(model, (x,))            # ExecutorchProgramManager
+    program.buffer                                # the .pte bytes
+    method = exov.load_method(program.buffer)     # executorch.runtime Method
+    outputs = method.execute([x])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from . import last_error
+from .partitioner import OpenvinoPartitioner
+
+
+def lower(module: torch.nn.Module, example_inputs: tuple, *, device: str = "CPU",
+          inference_precision: str = "", dynamic_shapes=None):
+    """``torch.export`` + ExecuTorch edge lowering with :class:`OpenvinoPartitioner`.
+
+    Returns an ``executorch.exir.ExecutorchProgramManager`` (``.buffer`` is the
+    ``.pte``). Raises ``ValueError`` for bad compile specs before exporting.
+    """
+    from executorch.exir import to_edge_transform_and_lower
+
+    partitioner = OpenvinoPartitioner(device=device, inference_precision=inference_precision)
+    exported = torch.export.export(module, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
+    edge = to_edge_transform_and_lower(exported, partitioner=[partitioner])
+    return edge.to_executorch()
+
+
+@dataclass(frozen=True)
+class DelegationSummary:
+    """Operator counts of a lowered edge program: ``delegated / total`` is the fraction on OpenVINO."""
+
+    delegated: int
+    total: int
+    partitions: int
+
+    @property
+    def fraction(self) -> float:
+        return self.delegated / self.total if self.total else 0.0
+
+
+def delegation_summary(edge_program) -> DelegationSummary:
+    """Counts operator nodes inside OpenVINO partitions against all operator nodes.
+
+    ``edge_program``: the ``ExportedProgram`` of an ``EdgeProgramManager``
+    after ``to_edge_transform_and_lower`` (``.exported_program()``).
+    """
+    from .backend import BACKEND_ID
+
+    delegated = outside = partitions = 0
+    module = edge_program.graph_module
+    for node in module.graph.nodes:
+        if node.op != "call_function":
+            continue
+        name = getattr(node.target, "__name__", str(node.target))
+        if name == "executorch_call_delegate":
+            lowered = getattr(module, node.args[0].target)
+            if lowered.backend_id == BACKEND_ID:
+                partitions += 1
+                delegated += sum(
+                    1 for n in lowered.original_module.graph.nodes
+                    if n.op == "call_function" and getattr(n.target, "__name__", "") != "getitem"
+                )
+        elif name != "getitem":
+            outside += 1
+    return DelegationSummary(delegated, delegated + outside, partitions)
+
+
+def load_method(program, method_name: str = "forward"):
+    """Loads a ``.pte`` (bytes or a path) with ``executorch.runtime`` and returns its method.
+
+    A failure re-raises ExecuTorch's ``RuntimeError`` with the delegate's own
+    message (which OpenVINO was tried where, which blob field was bad, ...).
+    """
+    from executorch.runtime import Runtime
+
+    runtime = Runtime.get()
+    try:
+        loaded = runtime.load_program(Path(program) if isinstance(program, (str, Path)) else program)
+        method = loaded.load_method(method_name)
+    except RuntimeError as exc:
+        detail = last_error()
+        raise RuntimeError(f"{exc}\nexecutorch-openvino: {detail}" if detail else str(exc)) from exc
+    if method is None:
+        raise RuntimeError(f"the program has no method {method_name!r}")
+    # Keep the program alive as long as the method.
+    method._exov_program = loaded  # type: ignore[attr-defined]
+    return method

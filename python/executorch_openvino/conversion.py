@@ -1,0 +1,127 @@
+"""Converts one delegated partition to OpenVINO IR with OpenVINO's PyTorch frontend.
+
+The partition arrives as an edge-dialect ``ExportedProgram``; ``openvino.convert_model``
+reads it through OpenVINO's own FX decoder. The result is fixed to the
+partition's static input shapes and to exactly the dtypes ExecuTorch will hand
+the delegate, then serialised as IR without fp16 weight compression (so weights
+stay bit-identical to the PyTorch ones).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import torch
+
+from .processed_blob import OpenvinoIr
+
+# torch dtype -> OpenVINO element type name; the delegate's runtime supports these.
+TORCH_TO_OPENVINO = {
+    torch.float32: "f32",
+    torch.float16: "f16",
+    torch.bfloat16: "bf16",
+    torch.float64: "f64",
+    torch.int8: "i8",
+    torch.int16: "i16",
+    torch.int32: "i32",
+    torch.int64: "i64",
+    torch.uint8: "u8",
+    torch.bool: "boolean",
+}
+
+
+# ExecuTorch's edge dialect spells these aten ops as dim-order ops; for the
+# contiguous layout (the only one the partitioner takes) they mean the same.
+DIM_ORDER_OPS = {
+    "dim_order_ops._to_dim_order_copy.default": torch.ops.aten._to_copy.default,
+    "dim_order_ops._clone_dim_order.default": torch.ops.aten.clone.default,
+}
+
+
+def op_name(target) -> str:
+    """``aten.add.Tensor`` style name of an edge or aten op target."""
+    base = getattr(target, "_op", target)  # EdgeOpOverload wraps an OpOverload
+    return str(base) if isinstance(base, torch._ops.OpOverload) else getattr(base, "__name__", str(base))
+
+
+def _restore_aten_ops(program: torch.export.ExportedProgram) -> None:
+    for node in program.graph.nodes:
+        if node.op == "call_function":
+            aten_op = DIM_ORDER_OPS.get(op_name(node.target))
+            if aten_op is not None:
+                node.target = aten_op
+                node.kwargs = {k: v for k, v in node.kwargs.items() if k != "dim_order"}
+    program.graph_module.recompile()
+
+
+class ConversionError(RuntimeError):
+    """OpenVINO could not convert a partition; the message says which part and why."""
+
+
+def _user_input_values(program: torch.export.ExportedProgram) -> list:
+    names = set(program.graph_signature.user_inputs)
+    return [n.meta.get("val") for n in program.graph.nodes if n.op == "placeholder" and n.name in names]
+
+
+def _user_output_values(program: torch.export.ExportedProgram) -> list:
+    output = next(n for n in program.graph.nodes if n.op == "output")
+    return [a.meta.get("val") if isinstance(a, torch.fx.Node) else a for a in output.args[0]]
+
+
+def _openvino_type(value, what: str):
+    import openvino as ov
+
+    if not isinstance(value, torch.Tensor):
+        raise ConversionError(f"{what} is a {type(value).__name__}, only tensors are delegated")
+    name = TORCH_TO_OPENVINO.get(value.dtype)
+    if name is None:
+        raise ConversionError(f"{what} has dtype {value.dtype}, which the OpenVINO delegate does not take")
+    return ov.Type(name)
+
+
+def convert_partition(program: torch.export.ExportedProgram) -> OpenvinoIr:
+    """Returns the OpenVINO IR (XML text, weights) of an edge-dialect partition.
+
+    Inputs keep the partition's order, static shapes and dtypes; outputs keep
+    its dtypes. Raises :class:`ConversionError` when OpenVINO rejects the graph
+    or its inputs/outputs do not line up with the partition's.
+    """
+    import openvino as ov
+
+    inputs = _user_input_values(program)
+    outputs = _user_output_values(program)
+    _restore_aten_ops(program)
+    try:
+        model = ov.convert_model(program)
+    except Exception as exc:  # OpenVINO raises several exception types
+        raise ConversionError(f"OpenVINO's PyTorch frontend could not convert the partition: {exc}") from exc
+
+    if len(model.inputs) != len(inputs):
+        raise ConversionError(
+            f"OpenVINO's model has {len(model.inputs)} inputs but the partition has {len(inputs)}; "
+            "the runtime binds inputs by position, so this partition cannot be delegated"
+        )
+    if len(model.outputs) != len(outputs):
+        raise ConversionError(
+            f"OpenVINO's model has {len(model.outputs)} outputs but the partition has {len(outputs)}"
+        )
+
+    static_shapes = {}
+    for i, value in enumerate(inputs):
+        if isinstance(value, torch.Tensor) and all(isinstance(d, int) for d in value.shape):
+            static_shapes[model.input(i)] = ov.PartialShape(list(value.shape))
+    if static_shapes:
+        model.reshape(static_shapes)
+
+    ppp = ov.preprocess.PrePostProcessor(model)
+    for i, value in enumerate(inputs):
+        ppp.input(i).tensor().set_element_type(_openvino_type(value, f"partition input {i}"))
+    for i, value in enumerate(outputs):
+        ppp.output(i).tensor().set_element_type(_openvino_type(value, f"partition output {i}"))
+    model = ppp.build()
+
+    with tempfile.TemporaryDirectory(prefix="exov-ir-") as tmp:
+        xml_path = Path(tmp) / "partition.xml"
+        ov.save_model(model, xml_path, compress_to_fp16=False)
+        return OpenvinoIr(xml_path.read_bytes(), xml_path.with_suffix(".bin").read_bytes())

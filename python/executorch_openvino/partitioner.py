@@ -1,0 +1,41 @@
+"""The partitioner: tags the subgraphs OpenVINO runs, leaving the rest to ExecuTorch's CPU kernels."""
+
+from __future__ import annotations
+
+from executorch.exir.backend.partitioner import DelegationSpec, Partitioner, PartitionResult
+from executorch.exir.backend.utils import tag_constant_data
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+
+from .backend import BACKEND_ID
+from .compile_specs import make_compile_specs, resolve_options
+from .operator_support import OpenvinoOperatorSupport
+
+
+class OpenvinoPartitioner(Partitioner):
+    """Delegates every connected group of OpenVINO-supported nodes.
+
+    ``device`` and ``inference_precision`` become compile specs (see
+    :mod:`executorch_openvino.compile_specs`); alternatively pass
+    ``compile_specs`` directly. Raises ``ValueError`` at construction for an
+    unknown precision, device or key, before any conversion starts.
+    """
+
+    def __init__(self, device: str = "CPU", inference_precision: str = "", compile_specs=None):
+        specs = list(compile_specs) if compile_specs is not None else make_compile_specs(device, inference_precision)
+        self.options = resolve_options(specs)
+        self.delegation_spec = DelegationSpec(BACKEND_ID, specs)
+
+    def partition(self, exported_program) -> PartitionResult:
+        proposer = CapabilityBasedPartitioner(
+            exported_program.graph_module,
+            OpenvinoOperatorSupport(),
+            allows_single_node_partition=True,
+        )
+        tags = {}
+        for partition in proposer.propose_partitions():
+            tag = f"openvino_{partition.id}"
+            for node in partition.nodes:
+                node.meta["delegation_tag"] = tag
+            tags[tag] = self.delegation_spec
+        tag_constant_data(exported_program)
+        return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
