@@ -122,6 +122,12 @@ struct ShapeGuard {
   ~ShapeGuard() { if (s.dims) OpenVinoLibrary::instance().api().ov_shape_free(&s); }
 };
 
+// A view of `dims` as the C API's shape struct (which it copies). Built by hand
+// because ov_shape_create refuses rank 0, and 0-d tensors are legitimate.
+ov_shape_t shape_view(std::vector<int64_t>& dims) {
+  return ov_shape_t{static_cast<int64_t>(dims.size()), dims.empty() ? nullptr : dims.data()};
+}
+
 bool read_port(const OpenVinoApi& api, const ov_output_const_port_t* port, PortInfo* info,
                std::string* error) {
   if (api.ov_port_get_element_type(port, &info->type) != OK) {
@@ -133,18 +139,19 @@ bool read_port(const OpenVinoApi& api, const ov_output_const_port_t* port, PortI
     *error = ov_message("could not read a port's shape");
     return false;
   }
-  info->is_static = !api.ov_partial_shape_is_dynamic(partial);
+  info->is_static = partial.rank.min == partial.rank.max && partial.rank.min >= 0;
+  info->shape.clear();
+  for (int64_t d = 0; info->is_static && d < partial.rank.max; ++d) {
+    const ov_dimension_t& dim = partial.dims[d];
+    if (dim.min != dim.max || dim.min < 0) info->is_static = false;
+    info->shape.push_back(dim.min);
+  }
   if (info->is_static) {
-    ov_shape_t shape{};
-    if (api.ov_partial_shape_to_shape(partial, &shape) == OK) {
-      info->shape.assign(shape.dims, shape.dims + shape.rank);
-      api.ov_shape_free(&shape);
-      size_t n = 1;
-      for (int64_t d : info->shape) n *= static_cast<size_t>(d);
-      info->byte_size = n * element_size(info->type);
-    } else {
-      info->is_static = false;
-    }
+    size_t n = 1;
+    for (int64_t d : info->shape) n *= static_cast<size_t>(d);
+    info->byte_size = n * element_size(info->type);
+  } else {
+    info->shape.clear();
   }
   api.ov_partial_shape_free(&partial);
   return true;
@@ -231,10 +238,9 @@ class OpenVinoBackend final : public BackendInterface {
         return Error::MemoryAllocationFailed;
       }
       std::memcpy(partition->weights, blob.weights, blob.weights_size);
-      int64_t dim = static_cast<int64_t>(blob.weights_size);
-      ShapeGuard shape;
-      if (api.ov_shape_create(1, &dim, &shape.s) != OK ||
-          api.ov_tensor_create_from_host_ptr(U8, shape.s, partition->weights, &weights_tensor) != OK) {
+      std::vector<int64_t> dims{static_cast<int64_t>(blob.weights_size)};
+      if (api.ov_tensor_create_from_host_ptr(U8, shape_view(dims), partition->weights,
+                                             &weights_tensor) != OK) {
         report_error(ov_message("init: could not wrap the model weights in a tensor"));
         return Error::Internal;
       }
@@ -322,9 +328,8 @@ class OpenVinoBackend final : public BackendInterface {
       }
       // Zero copy: OpenVINO writes into ExecuTorch's buffer when the sizes agree.
       if (port.is_static && port.byte_size == out.nbytes() && port.byte_size > 0) {
-        ShapeGuard shape;
-        if (api.ov_shape_create(static_cast<int64_t>(port.shape.size()), port.shape.data(), &shape.s) != OK ||
-            api.ov_tensor_create_from_host_ptr(port.type, shape.s, out.mutable_data_ptr(),
+        std::vector<int64_t> dims = port.shape;
+        if (api.ov_tensor_create_from_host_ptr(port.type, shape_view(dims), out.mutable_data_ptr(),
                                                &bound[n_in + i].t) != OK ||
             api.ov_infer_request_set_output_tensor_by_index(partition->request, i,
                                                             bound[n_in + i].t) != OK) {
@@ -388,9 +393,7 @@ class OpenVinoBackend final : public BackendInterface {
     // OpenVINO refuses a null host pointer even for zero elements.
     static uint64_t empty_storage = 0;
     void* data = in.numel() == 0 ? &empty_storage : in.mutable_data_ptr();
-    ShapeGuard shape;
-    if (api.ov_shape_create(static_cast<int64_t>(dims.size()), dims.data(), &shape.s) != OK ||
-        api.ov_tensor_create_from_host_ptr(type, shape.s, data, &guard->t) != OK ||
+    if (api.ov_tensor_create_from_host_ptr(type, shape_view(dims), data, &guard->t) != OK ||
         api.ov_infer_request_set_input_tensor_by_index(partition.request, i, guard->t) != OK) {
       report_error(ov_message(which + ": could not bind it to the infer request"));
       return Error::InvalidArgument;
@@ -400,25 +403,33 @@ class OpenVinoBackend final : public BackendInterface {
 
   static Error copy_output(Partition& partition, size_t i, Tensor out) {
     const OpenVinoApi& api = OpenVinoLibrary::instance().api();
+    const PortInfo& port = partition.outputs[i];
     const std::string which = "execute: output " + std::to_string(i);
     TensorGuard result;
-    ShapeGuard shape;
     void* data = nullptr;
     size_t bytes = 0;
     if (api.ov_infer_request_get_output_tensor_by_index(partition.request, i, &result.t) != OK ||
-        api.ov_tensor_get_shape(result.t, &shape.s) != OK ||
         api.ov_tensor_get_byte_size(result.t, &bytes) != OK ||
         api.ov_tensor_data(result.t, &data) != OK) {
       report_error(ov_message(which + ": could not read OpenVINO's result"));
       return Error::Internal;
     }
-    std::vector<SizesType> sizes(shape.s.dims, shape.s.dims + shape.s.rank);
-    // A 0-d result may come back as 0-d or as (1,); ExecuTorch's planned shape
-    // is kept whenever the element counts agree.
+    std::vector<int64_t> dims = port.shape;
+    if (!port.is_static) {
+      ShapeGuard shape;
+      if (api.ov_tensor_get_shape(result.t, &shape.s) != OK) {
+        report_error(ov_message(which + ": could not read the shape of OpenVINO's result"));
+        return Error::Internal;
+      }
+      dims.assign(shape.s.dims, shape.s.dims + shape.s.rank);
+    }
+    // ExecuTorch's planned shape is kept whenever the byte counts agree (a 0-d
+    // result and a (1,) output, say); otherwise the output is resized.
     if (static_cast<size_t>(out.nbytes()) != bytes) {
+      std::vector<SizesType> sizes(dims.begin(), dims.end());
       Error e = executorch::runtime::resize_tensor(out, ArrayRef<SizesType>(sizes.data(), sizes.size()));
       if (e != Error::Ok || static_cast<size_t>(out.nbytes()) != bytes) {
-        report_error(which + " has shape " + shape_text(std::vector<int64_t>(shape.s.dims, shape.s.dims + shape.s.rank)) +
+        report_error(which + " has shape " + shape_text(dims) +
                      ", which does not fit ExecuTorch's output of shape " + shape_text(out.sizes()));
         return Error::InvalidArgument;
       }

@@ -44,10 +44,7 @@ struct OpenVinoApi {
   X(ov_output_const_port_free)                     \
   X(ov_port_get_element_type)                      \
   X(ov_port_get_partial_shape)                     \
-  X(ov_partial_shape_is_dynamic)                   \
-  X(ov_partial_shape_to_shape)                     \
   X(ov_partial_shape_free)                         \
-  X(ov_shape_create)                               \
   X(ov_shape_free)                                 \
   X(ov_tensor_create_from_host_ptr)                \
   X(ov_tensor_get_shape)                           \

@@ -77,7 +77,7 @@ def _openvino_type(value, what: str):
     name = TORCH_TO_OPENVINO.get(value.dtype)
     if name is None:
         raise ConversionError(f"{what} has dtype {value.dtype}, which the OpenVINO delegate does not take")
-    return ov.Type(name)
+    return getattr(ov.Type, name)
 
 
 def convert_partition(program: torch.export.ExportedProgram) -> OpenvinoIr:
