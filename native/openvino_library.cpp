@@ -89,11 +89,15 @@ std::vector<OpenVinoLibrary::Candidate> OpenVinoLibrary::candidates(
     out.push_back({explicit_path_, "explicit path (set_library_path)", true});
   }
   std::string env_path = env_or_empty("OPENVINO_LIB_PATH");
+  std::string pip_library = pip_dir_.empty() ? "" : find_c_library_in(pip_dir_);
   if (!env_path.empty()) {
-    out.push_back({env_path, "OPENVINO_LIB_PATH", true});
+    // executorch's pybindings set OPENVINO_LIB_PATH to the pip package's
+    // library when it is unset; say so rather than credit the user.
+    bool is_pip = !pip_library.empty() && fs::path(env_path) == fs::path(pip_library);
+    out.push_back({env_path, is_pip ? "OPENVINO_LIB_PATH (the pip openvino package)" : "OPENVINO_LIB_PATH", true});
   }
   if (!pip_dir_.empty()) {
-    std::string found = find_c_library_in(pip_dir_);
+    const std::string& found = pip_library;
     if (found.empty()) {
       notes->push_back("pip openvino package: no OpenVINO C library in " + pip_dir_);
     } else {

@@ -1,0 +1,1 @@
+"""Runnable examples: ``python -m executorch_openvino.examples.minilm``."""

@@ -1,0 +1,78 @@
+"""Shared helpers: lower with the OpenVINO partitioner, run with executorch.runtime, compare with eager.
+
+The tests import the *installed* executorch_openvino (the nox ``tests``
+session runs pytest outside the source tree against the repaired wheel).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+import executorch_openvino as exov
+from executorch_openvino.api import delegation_summary
+
+# float32 tolerances that OpenVINO's bf16 default on this CPU fails (bf16 keeps
+# 8 mantissa bits: ~4e-3 relative error).
+FLOAT32_TOLERANCE = dict(rtol=1e-5, atol=1e-5)
+
+
+def require_all() -> bool:
+    """Under nox every optional input (wheel path, other OpenVINO) must be present."""
+    return os.environ.get("EXOV_REQUIRE_ALL") == "1"
+
+
+def lower(module: torch.nn.Module, inputs: tuple, *, partitioner=None):
+    """Returns (.pte bytes, DelegationSummary) for `module` lowered with the OpenVINO partitioner."""
+    from executorch.exir import to_edge_transform_and_lower
+
+    exported = torch.export.export(module.eval(), inputs)
+    edge = to_edge_transform_and_lower(exported, partitioner=[partitioner or exov.OpenvinoPartitioner()])
+    summary = delegation_summary(edge.exported_program())
+    return edge.to_executorch().buffer, summary
+
+
+def run(pte: bytes | Path, inputs: tuple) -> list:
+    """Executes the .pte's forward method through executorch.runtime."""
+    return list(exov.load_method(pte).execute(list(inputs)))
+
+
+def eager(module: torch.nn.Module, inputs: tuple) -> list:
+    with torch.no_grad():
+        out = module.eval()(*[x.clone() for x in inputs])
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def assert_matches_eager(actual: list, expected: list, **tolerance) -> None:
+    """Integers and bools exactly (dtype included); floats within `tolerance` (default float32's)."""
+    assert len(actual) == len(expected)
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        assert a.dtype == e.dtype, f"output {i}: dtype {a.dtype} != eager {e.dtype}"
+        assert a.shape == e.shape, f"output {i}: shape {tuple(a.shape)} != eager {tuple(e.shape)}"
+        if e.dtype.is_floating_point:
+            torch.testing.assert_close(a, e, **(tolerance or FLOAT32_TOLERANCE), msg=lambda m: f"output {i}: {m}")
+        else:
+            assert torch.equal(a, e), f"output {i}: {a} != eager {e}"
+
+
+def check_fully_delegated(module: torch.nn.Module, inputs: tuple, **tolerance) -> None:
+    """Lowers, asserts that every operator went to OpenVINO, runs and compares with eager."""
+    pte, summary = lower(module, inputs)
+    assert summary.partitions >= 1 and summary.delegated == summary.total, (
+        f"only {summary.delegated}/{summary.total} operators were delegated")
+    assert_matches_eager(run(pte, inputs), eager(module, inputs), **tolerance)
+
+
+@pytest.fixture(scope="session")
+def pip_openvino_c_library() -> Path:
+    """The C library of the pip openvino package installed with the tests."""
+    from executorch_openvino.library_discovery import pip_openvino_library_dir
+
+    libs = pip_openvino_library_dir()
+    assert libs is not None, "the tests need the pip openvino package"
+    found = sorted(libs.glob("libopenvino_c.so*")) + sorted(libs.glob("openvino_c.dll"))
+    assert found, f"no OpenVINO C library in {libs}"
+    return found[-1]

@@ -1,0 +1,82 @@
+"""Each operator is lowered alone, must be delegated entirely, and must match eager in float32."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from conftest import check_fully_delegated
+
+torch.manual_seed(0)
+
+
+class Binary(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x, y):
+        return self.fn(x, y)
+
+
+class Unary(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+def r(*shape):
+    return torch.randn(*shape)
+
+
+# name -> (module factory, list of input tuples for two or more shapes)
+CASES = {
+    "add": (lambda: Binary(torch.add), [(r(8), r(8)), (r(2, 3, 4), r(3, 4))]),
+    "sub": (lambda: Binary(torch.sub), [(r(8), r(8)), (r(2, 3, 4), r(2, 1, 4))]),
+    "mul": (lambda: Binary(torch.mul), [(r(8), r(8)), (r(4, 5), r(5))]),
+    "div": (lambda: Binary(torch.div), [(r(8), r(8).abs() + 0.5), (r(3, 4), r(3, 4).abs() + 0.5)]),
+    "linear": (lambda: torch.nn.Linear(256, 256), [(r(4, 256),), (r(2, 3, 256),)]),
+    "addmm": (lambda: Unary(lambda x: torch.addmm(torch.ones(7), x, torch.linspace(-1, 1, 35).reshape(5, 7))),
+              [(r(3, 5),), (r(9, 5),)]),
+    "matmul": (lambda: Binary(torch.matmul), [(r(4, 6), r(6, 3)), (r(2, 4, 6), r(2, 6, 5))]),
+    "conv2d": (lambda: torch.nn.Conv2d(3, 8, 3, padding=1), [(r(1, 3, 16, 16),), (r(2, 3, 9, 7),)]),
+    "relu": (lambda: torch.nn.ReLU(), [(r(10),), (r(2, 3, 4),)]),
+    "gelu": (lambda: torch.nn.GELU(), [(r(10),), (r(2, 3, 4),)]),
+    "sigmoid": (lambda: torch.nn.Sigmoid(), [(r(10),), (r(2, 3, 4),)]),
+    "softmax": (lambda: torch.nn.Softmax(dim=-1), [(r(10),), (r(2, 3, 17),)]),
+    "layer_norm": (lambda: torch.nn.LayerNorm(16), [(r(4, 16),), (r(2, 3, 16),)]),
+    "batch_norm": (lambda: _trained_batch_norm(), [(r(2, 4, 5, 5),), (r(1, 4, 3, 8),)]),
+    "mean": (lambda: Unary(lambda x: x.mean(dim=-1)), [(r(10),), (r(2, 3, 4),)]),
+    "sum": (lambda: Unary(lambda x: x.sum(dim=0)), [(r(10),), (r(2, 3, 4),)]),
+    "permute": (lambda: Unary(lambda x: x.permute(2, 0, 1) * 1.0), [(r(2, 3, 4),), (r(5, 1, 6),)]),
+    "view": (lambda: Unary(lambda x: x.view(-1, 4) + 1), [(r(2, 3, 4),), (r(8, 2),)]),
+    "reshape": (lambda: Unary(lambda x: x.reshape(x.shape[0], -1) * 2), [(r(2, 3, 4),), (r(6, 5, 1),)]),
+    "cat": (lambda: Binary(lambda x, y: torch.cat([x, y, x], dim=1)), [(r(2, 3), r(2, 5)), (r(1, 2, 4), r(1, 3, 4))]),
+    "max_pool2d": (lambda: torch.nn.MaxPool2d(2), [(r(1, 3, 8, 8),), (r(2, 2, 7, 6),)]),
+    "avg_pool2d": (lambda: torch.nn.AvgPool2d(3, stride=2), [(r(1, 3, 9, 9),), (r(2, 2, 7, 11),)]),
+    "embedding": (lambda: torch.nn.Embedding(50, 16),
+                  [(torch.tensor([[1, 4, 49], [0, 2, 7]]),), (torch.arange(10).reshape(5, 2),)]),
+}
+
+
+def _trained_batch_norm():
+    bn = torch.nn.BatchNorm2d(4)
+    with torch.no_grad():  # non-trivial running statistics, as after training
+        bn.running_mean.copy_(torch.linspace(-1, 1, 4))
+        bn.running_var.copy_(torch.linspace(0.5, 2, 4))
+        bn.weight.copy_(torch.linspace(0.5, 1.5, 4))
+        bn.bias.copy_(torch.linspace(-0.2, 0.2, 4))
+    return bn.eval()
+
+
+@pytest.mark.parametrize(
+    "name,shape_index",
+    [(name, i) for name, (_, shapes) in CASES.items() for i in range(len(shapes))],
+)
+def test_operator_matches_eager(name, shape_index):
+    factory, shapes = CASES[name]
+    torch.manual_seed(shape_index)
+    check_fully_delegated(factory(), shapes[shape_index])
