@@ -22,4 +22,14 @@ executorch::runtime::Error registration_status();
 void report_error(const std::string& message);
 std::string last_error();
 
+// What the most recent successful init compiled: the device, the precision
+// hint the delegate asked for ("" for none) and the one the compiled model
+// reports (OpenVINO falls back to f32 where the CPU lacks bf16/f16 units).
+struct CompileReport {
+  std::string device;
+  std::string requested_precision;
+  std::string effective_precision;
+};
+CompileReport last_compile_report();
+
 }  // namespace executorch_openvino

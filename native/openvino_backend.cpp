@@ -14,6 +14,8 @@
 #include <executorch/runtime/core/exec_aten/util/dim_order_util.h>
 #include <executorch/runtime/core/exec_aten/util/tensor_util.h>
 
+#include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -185,6 +187,8 @@ std::string shape_text(ArrayRef<T> dims) {
   return shape_text(std::vector<int64_t>(dims.begin(), dims.end()));
 }
 
+void record_compile(const RuntimeOptions& options, ov_compiled_model_t* compiled);
+
 class OpenVinoBackend final : public BackendInterface {
  public:
   bool is_available() const override { return true; }
@@ -282,6 +286,7 @@ class OpenVinoBackend final : public BackendInterface {
       report_error(ov_message("init: could not create an infer request"));
       return Error::MemoryAllocationFailed;
     }
+    record_compile(options, partition->compiled);
     // The partition owns a copy of everything it needs.
     processed->Free();
     return static_cast<DelegateHandle*>(partition.release());
@@ -390,6 +395,21 @@ class OpenVinoBackend final : public BackendInterface {
                    shape_text(port.shape) + "; pass that shape or export with dynamic shapes");
       return Error::InvalidArgument;
     }
+    // OpenVINO's plugins compute int64 in int32 (measured, 2025.4.1 and
+    // 2026.4.1 CPU: 2^40 + 3 arrives as 3), so a value outside int32 would be
+    // silently wrong: refuse it.
+    if (type == I64) {
+      const int64_t* v = in.const_data_ptr<int64_t>();
+      for (ssize_t k = 0; k < in.numel(); ++k) {
+        if (v[k] < INT32_MIN || v[k] > INT32_MAX) {
+          report_error(which + " holds the int64 value " + std::to_string(v[k]) + " at flat index " +
+                       std::to_string(k) + ", outside the int32 range: OpenVINO computes int64 "
+                       "tensors in int32 and would return a wrong result. Keep such values out of "
+                       "the delegated part of the program (compute them before or after it).");
+          return Error::InvalidArgument;
+        }
+      }
+    }
     // OpenVINO refuses a null host pointer even for zero elements.
     static uint64_t empty_storage = 0;
     void* data = in.numel() == 0 ? &empty_storage : in.mutable_data_ptr();
@@ -439,6 +459,21 @@ class OpenVinoBackend final : public BackendInterface {
   }
 };
 
+std::mutex report_mutex;
+CompileReport report;
+
+void record_compile(const RuntimeOptions& options, ov_compiled_model_t* compiled) {
+  const OpenVinoApi& api = OpenVinoLibrary::instance().api();
+  std::string effective;
+  char* value = nullptr;
+  if (api.ov_compiled_model_get_property(compiled, "INFERENCE_PRECISION_HINT", &value) == OK && value) {
+    effective = value;
+    api.ov_free(value);
+  }
+  std::lock_guard<std::mutex> lock(report_mutex);
+  report = {options.device, options.inference_precision, effective};
+}
+
 OpenVinoBackend& backend_instance() {
   static OpenVinoBackend* backend = new OpenVinoBackend();
   return *backend;
@@ -450,5 +485,10 @@ const Error kRegistration =
 }  // namespace
 
 Error registration_status() { return kRegistration; }
+
+CompileReport last_compile_report() {
+  std::lock_guard<std::mutex> lock(report_mutex);
+  return report;
+}
 
 }  // namespace executorch_openvino

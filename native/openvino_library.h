@@ -36,6 +36,8 @@ struct OpenVinoApi {
   X(ov_core_compile_model)                         \
   X(ov_model_free)                                 \
   X(ov_compiled_model_free)                        \
+  X(ov_compiled_model_get_property)                \
+  X(ov_free)                                       \
   X(ov_compiled_model_inputs_size)                 \
   X(ov_compiled_model_outputs_size)                \
   X(ov_compiled_model_input_by_index)              \

@@ -50,6 +50,15 @@ NB_MODULE(_native, m) {
     return devices;
   });
 
+  m.def("last_compile_report", [] {
+    auto r = executorch_openvino::last_compile_report();
+    nb::dict d;
+    d["device"] = r.device;
+    d["requested_precision"] = r.requested_precision;
+    d["effective_precision"] = r.effective_precision;
+    return d;
+  }, "What the most recent successful delegate init compiled (empty strings before any).");
+
   m.def("last_error", &executorch_openvino::last_error,
         "The delegate's last error message, or '' when none occurred.");
 }

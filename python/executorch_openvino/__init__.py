@@ -60,6 +60,17 @@ def library_info() -> dict:
     return info
 
 
+def last_compile_report() -> dict:
+    """``{"device", "requested_precision", "effective_precision"}`` of the latest delegate init.
+
+    ``requested_precision`` is the ``INFERENCE_PRECISION_HINT`` the delegate
+    passed (``"f32"`` on CPU by default, ``""`` for none); ``effective_precision``
+    is what the compiled model reports (e.g. ``"f32"`` where a CPU has no bf16
+    units, whatever was asked).
+    """
+    return dict(_native.last_compile_report())
+
+
 def last_error() -> str:
     """The delegate's last error message ('' if none): ExecuTorch's exceptions carry only a code."""
     return _native.last_error()
@@ -83,5 +94,5 @@ def __getattr__(name):
 
 
 __all__ = ["BACKEND_ID", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "is_registered",
-           "set_library_path", "load_openvino", "library_info", "last_error", "lower",
+           "set_library_path", "load_openvino", "library_info", "last_error", "last_compile_report", "lower",
            "load_method"]

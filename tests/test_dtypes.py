@@ -1,0 +1,82 @@
+"""Every dtype the delegate binds, with several inputs and outputs, against eager (integers exactly)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import executorch_openvino as exov
+from conftest import check_fully_delegated, lower
+
+
+class TwoInTwoOut(torch.nn.Module):
+    def forward(self, x, y):
+        return x + y, x * y
+
+
+class BoolOps(torch.nn.Module):
+    def forward(self, x, y):
+        return x & y, x | torch.logical_not(y), torch.where(x, y, x ^ y)
+
+
+def _values(dtype, shape):
+    g = torch.Generator().manual_seed(7)
+    if dtype.is_floating_point:
+        return torch.randn(shape, generator=g).to(dtype)
+    if dtype == torch.uint8:
+        return torch.randint(0, 15, shape, generator=g, dtype=dtype)
+    return torch.randint(-11, 11, shape, generator=g, dtype=dtype)
+
+
+# dtype -> tolerance (None: exact). Half-precision inputs compute in their own
+# precision in eager too, so they are compared at their own resolution.
+DTYPES = {
+    torch.float32: None,
+    torch.float64: dict(rtol=1e-7, atol=1e-7),
+    torch.float16: dict(rtol=1e-3, atol=1e-3),
+    torch.bfloat16: dict(rtol=8e-3, atol=8e-3),
+    torch.int8: None,
+    torch.int16: None,
+    torch.int32: None,
+    torch.int64: None,
+    torch.uint8: None,
+}
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES), ids=str)
+def test_numeric_dtypes(dtype):
+    inputs = (_values(dtype, (3, 4)), _values(dtype, (3, 4)).flip(0))
+    check_fully_delegated(TwoInTwoOut(), inputs, **(DTYPES[dtype] or {}))
+
+
+def test_bool_tensors():
+    g = torch.Generator().manual_seed(3)
+    inputs = (torch.rand(5, 6, generator=g) > 0.5, torch.rand(5, 6, generator=g) > 0.5)
+    check_fully_delegated(BoolOps(), inputs)
+
+
+def test_int64_at_the_int32_limits_is_exact():
+    x = torch.tensor([2**31 - 2, -(2**31), 7], dtype=torch.int64)
+    check_fully_delegated(TwoInTwoOut(), (x, torch.tensor([1, 0, -3])))
+
+
+def test_int64_input_outside_int32_is_refused_not_wrong():
+    # OpenVINO would compute 2^40 + 3 + 1 as 4 (it narrows int64 to int32).
+    x = torch.tensor([2**40 + 3, 5, 7], dtype=torch.int64)
+    pte, _ = lower(TwoInTwoOut(), (torch.ones(3, dtype=torch.int64), torch.ones(3, dtype=torch.int64)))
+    method = exov.load_method(pte)
+    with pytest.raises(RuntimeError):
+        method.execute([x, torch.ones(3, dtype=torch.int64)])
+    assert "int64 value 1099511627779 at flat index 0, outside the int32 range" in exov.last_error()
+    # The same loaded method still serves a good call.
+    ok = method.execute([torch.tensor([1, 2, 3]), torch.ones(3, dtype=torch.int64)])
+    assert torch.equal(ok[0], torch.tensor([2, 3, 4])) and ok[0].dtype == torch.int64
+
+
+def test_mixed_dtypes_in_and_out():
+    class Mixed(torch.nn.Module):
+        def forward(self, x, idx, mask):
+            return x * 2, idx + 1, torch.logical_not(mask), x.sum()
+
+    inputs = (torch.randn(4, 3), torch.arange(6, dtype=torch.int32), torch.tensor([True, False, True]))
+    check_fully_delegated(Mixed(), inputs)
