@@ -1,0 +1,129 @@
+"""Finding and loading libopenvino_c: each wrong setting gets an error saying what to fix, and a retry works.
+
+Each case runs in a fresh interpreter, because a process keeps the first
+OpenVINO it loads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+
+def _python(code: str, env_updates: dict, tmp_path) -> dict:
+    """Runs `code` in a fresh interpreter; it prints one JSON line that is returned."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENVINO_LIB_PATH", "INTEL_OPENVINO_DIR")}
+    env.update(env_updates)
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"the interpreter died ({proc.returncode}):\n{proc.stderr[-3000:]}"
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+LOAD = """
+    import json, executorch_openvino as exov
+    try:
+        print(json.dumps({"ok": True, **exov.load_openvino()}))
+    except RuntimeError as e:
+        print(json.dumps({"ok": False, "error": str(e)}))
+"""
+
+
+def test_pip_package_is_found_without_configuration(tmp_path, pip_openvino_c_library):
+    result = _python(LOAD, {}, tmp_path)
+    assert result["ok"], result
+    assert result["source"] == "pip openvino package"
+    assert result["path"] == str(pip_openvino_c_library)
+    assert result["version"].startswith(os.environ.get("EXOV_OPENVINO_VERSION", ""))
+
+
+def test_openvino_lib_path_to_a_missing_file(tmp_path):
+    missing = tmp_path / "nowhere" / "libopenvino_c.so.2641"
+    result = _python(LOAD, {"OPENVINO_LIB_PATH": str(missing)}, tmp_path)
+    assert not result["ok"]
+    assert f"OPENVINO_LIB_PATH: {missing}: no such file" in result["error"]
+    assert "stopped here: OPENVINO_LIB_PATH is an explicit choice" in result["error"]
+    assert "Fix: `pip install openvino`" in result["error"]
+
+
+def test_openvino_lib_path_to_a_folder(tmp_path, pip_openvino_c_library):
+    folder = pip_openvino_c_library.parent
+    result = _python(LOAD, {"OPENVINO_LIB_PATH": str(folder)}, tmp_path)
+    assert not result["ok"]
+    assert f"OPENVINO_LIB_PATH: {folder}: is a folder; set it to the library file itself" in result["error"]
+
+
+def test_openvino_lib_path_to_a_file_that_is_no_library(tmp_path):
+    text = tmp_path / "libopenvino_c.so"
+    text.write_text("not a shared library\n")
+    result = _python(LOAD, {"OPENVINO_LIB_PATH": str(text)}, tmp_path)
+    assert not result["ok"]
+    assert f"OPENVINO_LIB_PATH: {text}: " in result["error"]
+    assert "invalid ELF header" in result["error"] or "file too short" in result["error"]
+
+
+def test_openvino_lib_path_to_the_cpp_library_instead_of_the_c_one(tmp_path, pip_openvino_c_library):
+    cpp = next(pip_openvino_c_library.parent.glob("libopenvino.so.*"))
+    result = _python(LOAD, {"OPENVINO_LIB_PATH": str(cpp)}, tmp_path)
+    assert not result["ok"]
+    assert "opened, but it has no symbol 'ov_get_openvino_version': it is not the OpenVINO C library" in result["error"]
+
+
+def test_no_openvino_anywhere_names_every_place_tried(tmp_path):
+    code = """
+        import json, executorch_openvino as exov
+        from executorch_openvino import _native
+        _native.set_pip_library_dir("")   # as if the pip package were absent
+        try:
+            exov.load_openvino(); print(json.dumps({"ok": True}))
+        except RuntimeError as e:
+            print(json.dumps({"ok": False, "error": str(e)}))
+    """
+    result = _python(code, {"LD_LIBRARY_PATH": ""}, tmp_path)
+    assert not result["ok"]
+    assert "pip openvino package: not found" in result["error"]
+    assert "system loader: libopenvino_c.so: libopenvino_c.so: cannot open shared object file" in result["error"]
+
+
+def test_explicit_path_wins_over_environment(tmp_path, pip_openvino_c_library):
+    code = f"""
+        import json, executorch_openvino as exov
+        exov.set_library_path({str(pip_openvino_c_library)!r})
+        print(json.dumps(exov.load_openvino()))
+    """
+    result = _python(code, {"OPENVINO_LIB_PATH": str(tmp_path / "missing.so")}, tmp_path)
+    assert result["source"] == "explicit path (set_library_path)"
+    assert result["path"] == str(pip_openvino_c_library)
+
+
+def test_failed_init_is_an_error_and_a_retry_after_the_fix_runs(tmp_path, pip_openvino_c_library):
+    # Lower in this process (it has openvino), run in a fresh one without it found.
+    import torch
+
+    from conftest import lower
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh())
+    x = torch.randn(3, 8)
+    pte_path = tmp_path / "model.pte"
+    pte_path.write_bytes(lower(model, (x,))[0])
+    torch.save({"x": x, "expected": model(x).detach()}, tmp_path / "io.pt")
+    code = f"""
+        import json, os, torch, executorch_openvino as exov
+        io = torch.load("io.pt")
+        try:
+            exov.load_method("model.pte"); first = "loaded"
+        except RuntimeError as e:
+            first = str(e)
+        os.environ["OPENVINO_LIB_PATH"] = {str(pip_openvino_c_library)!r}
+        out = exov.load_method("model.pte").execute([io["x"]])[0]
+        print(json.dumps({{"first": first, "max_error": (out - io["expected"]).abs().max().item()}}))
+    """
+    result = _python(code, {"OPENVINO_LIB_PATH": str(tmp_path / "missing" / "libopenvino_c.so")}, tmp_path)
+    assert "could not load the OpenVINO C library. Places tried, in order:" in result["first"]
+    assert result["max_error"] < 1e-5

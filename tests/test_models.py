@@ -1,0 +1,72 @@
+"""Whole programs: loaded from memory and from a file, run repeatedly, and the real MiniLM model."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import executorch_openvino as exov
+from conftest import assert_matches_eager, eager, lower
+
+
+class ConvNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = torch.nn.Sequential(
+            torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
+            torch.nn.MaxPool2d(2), torch.nn.Conv2d(16, 32, 3), torch.nn.GELU(),
+        )
+        self.head = torch.nn.Linear(32, 10)
+
+    def forward(self, x):
+        y = self.features(x).mean(dim=(2, 3))
+        return torch.softmax(self.head(y), dim=-1), y
+
+
+@pytest.mark.parametrize("source", ["memory", "file"])
+def test_program_loaded_from_memory_and_file_runs_repeatedly(source, tmp_path):
+    torch.manual_seed(0)
+    model = ConvNet().eval()
+    x = torch.randn(2, 3, 16, 16)
+    pte, summary = lower(model, (x,))
+    assert summary.delegated == summary.total
+    if source == "file":  # memory-mapped by ExecuTorch's file loader
+        (tmp_path / "convnet.pte").write_bytes(pte)
+        pte = tmp_path / "convnet.pte"
+    method = exov.load_method(pte)
+    for seed in range(3):  # new inputs each time: nothing stale from the previous call
+        x = torch.randn(2, 3, 16, 16, generator=torch.Generator().manual_seed(seed))
+        assert_matches_eager(list(method.execute([x])), eager(model, (x,)))
+
+
+def test_outputs_are_not_aliased_between_calls():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4))
+    x1, x2 = torch.randn(2, 4), torch.randn(2, 4)
+    method = exov.load_method(lower(model, (x1,))[0])
+    first = method.execute([x1])[0].clone()
+    method.execute([x2])
+    assert_matches_eager([first], eager(model, (x1,)))
+
+
+def test_wrong_input_shape_and_dtype_are_refused_and_the_method_still_works():
+    model = torch.nn.Linear(4, 2)
+    x = torch.randn(3, 4)
+    method = exov.load_method(lower(model, (x,))[0])
+    with pytest.raises(RuntimeError):
+        method.execute([torch.randn(5, 4)])
+    with pytest.raises(RuntimeError):
+        method.execute([torch.randn(3, 4, dtype=torch.float64)])
+    assert_matches_eager(list(method.execute([x])), eager(model, (x,)))
+
+
+def test_minilm_sentence_embeddings_match_eager():
+    pytest.importorskip("transformers")
+    from executorch_openvino.examples.minilm import load_model_and_inputs
+
+    model, inputs = load_model_and_inputs(seq_len=16)
+    pte, summary = lower(model, inputs)
+    assert summary.fraction > 0.95, summary
+    actual = exov.load_method(pte).execute(list(inputs))[0]
+    expected = eager(model, inputs)[0]
+    assert (actual - expected).abs().max().item() <= 1e-4
+    assert torch.nn.functional.cosine_similarity(actual, expected, dim=1).min().item() >= 0.99999

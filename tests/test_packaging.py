@@ -1,0 +1,88 @@
+"""Checks on the repaired wheel file itself (EXOV_WHEEL, set by the nox tests session)."""
+
+from __future__ import annotations
+
+import io
+import os
+import zipfile
+from email.parser import Parser
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import parse_wheel_filename
+from packaging.version import Version
+
+import executorch_openvino
+from conftest import require_all
+
+pytestmark = pytest.mark.packaging
+
+OUR_LIBRARIES = {"executorch_openvino/libexecutorch_openvino_backend.so"}
+TESTED_OPENVINO = ["2025.4.1", "2026.4.1"]
+
+
+@pytest.fixture(scope="module")
+def wheel() -> Path:
+    path = os.environ.get("EXOV_WHEEL")
+    if not path:
+        if require_all():
+            pytest.fail("EXOV_WHEEL is not set: the nox tests session passes the repaired wheel")
+        pytest.skip("EXOV_WHEEL not set (run through `nox -s tests`)")
+    return Path(path)
+
+
+def _members(wheel: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(wheel) as z:
+        return {name: z.read(name) for name in z.namelist()}
+
+
+def test_manylinux_tag(wheel):
+    _, _, _, tags = parse_wheel_filename(wheel.name)
+    assert all(t.platform.startswith("manylinux_") for t in tags), [str(t) for t in tags]
+
+
+def test_nothing_vendored_from_other_wheels(wheel):
+    libraries = {n for n in _members(wheel) if ".so" in Path(n).name or n.endswith((".dll", ".dylib"))}
+    extension = {n for n in libraries if Path(n).name.startswith("_native.")}
+    assert len(extension) == 1
+    assert libraries - extension == OUR_LIBRARIES, "the repaired wheel vendors libraries"
+    assert not any(".libs/" in n for n in _members(wheel))
+
+
+def test_runpaths_are_origin_relative(wheel):
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.elffile import ELFFile
+
+    for name, data in _members(wheel).items():
+        if not data.startswith(b"\x7fELF"):
+            continue
+        elf = ELFFile(io.BytesIO(data))
+        entries = []
+        for section in elf.iter_sections():
+            if isinstance(section, DynamicSection):
+                for tag in section.iter_tags():
+                    if tag.entry.d_tag in ("DT_RUNPATH", "DT_RPATH"):
+                        entries += tag.runpath.split(":") if tag.entry.d_tag == "DT_RUNPATH" else tag.rpath.split(":")
+        assert entries, f"{name} has no RUNPATH (it must find libexecutorch.so)"
+        for entry in entries:
+            assert entry.startswith("$ORIGIN"), f"{name} has the non-relative RUNPATH entry {entry!r}"
+        assert "$ORIGIN/../executorch/lib" in entries
+
+
+def test_metadata_pins(wheel):
+    metadata = next(data for name, data in _members(wheel).items() if name.endswith(".dist-info/METADATA"))
+    requirements = [Requirement(r) for r in Parser().parsestr(metadata.decode()).get_all("Requires-Dist")]
+    runtime = {r.name: r for r in requirements if r.marker is None}
+    # executorch: exactly the version the wheel was built against (= the one installed with it).
+    assert str(runtime["executorch"].specifier) == f"=={version('executorch')}"
+    # openvino: a range that covers every tested release.
+    for release in TESTED_OPENVINO:
+        assert runtime["openvino"].specifier.contains(Version(release)), runtime["openvino"]
+
+
+def test_tests_import_the_installed_wheel_not_the_source_tree():
+    location = Path(executorch_openvino.__file__).resolve()
+    assert "site-packages" in location.parts, location
+    assert (location.parent / "libexecutorch_openvino_backend.so").exists()

@@ -1,0 +1,82 @@
+"""A .pte lowered with this OpenVINO runs with the other tested release, through OPENVINO_LIB_PATH.
+
+The nox tests session unpacks the other release (EXOV_OTHER_OPENVINO_DIR);
+the session for 2025.4.1 checks 2025 -> 2026 and the one for 2026.4.1 checks
+2026 -> 2025. The run happens in a fresh interpreter that never imports the
+openvino Python package, as a deployment would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import lower, require_all
+
+
+@pytest.fixture(scope="module")
+def other_openvino_c_library() -> Path:
+    folder = os.environ.get("EXOV_OTHER_OPENVINO_DIR")
+    if not folder:
+        if require_all():
+            pytest.fail("EXOV_OTHER_OPENVINO_DIR is not set: the nox tests session provides it")
+        pytest.skip("EXOV_OTHER_OPENVINO_DIR not set (run through `nox -s tests`)")
+    found = sorted((Path(folder) / "openvino" / "libs").glob("libopenvino_c.so*"))
+    assert found, f"no OpenVINO C library under {folder}"
+    return found[-1]
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(32)
+        self.linear = torch.nn.Linear(32, 32)
+        self.embed = torch.nn.Embedding(20, 32)
+
+    def forward(self, ids, x):
+        h = self.norm(self.embed(ids) + x)
+        return torch.nn.functional.gelu(self.linear(h)), ids * 2
+
+
+def test_pte_runs_with_the_other_openvino_release(tmp_path, other_openvino_c_library):
+    import executorch_openvino as exov
+
+    torch.manual_seed(0)
+    model = Block().eval()
+    inputs = (torch.tensor([[1, 5, 19], [0, 2, 3]]), torch.randn(2, 3, 32))
+    pte, _ = lower(model, inputs)
+    (tmp_path / "block.pte").write_bytes(pte)
+    with torch.no_grad():
+        expected = model(*inputs)
+    torch.save({"inputs": inputs, "expected": expected}, tmp_path / "io.pt")
+    made_with = exov.library_info()["version"]
+
+    code = """
+        import json, sys, torch, executorch_openvino as exov
+        io = torch.load("io.pt")
+        out = exov.load_method("block.pte").execute(list(io["inputs"]))
+        info = exov.library_info()
+        print(json.dumps({
+            "version": info["version"], "path": info["path"],
+            "max_error": (out[0] - io["expected"][0]).abs().max().item(),
+            "ints_equal": bool(torch.equal(out[1], io["expected"][1]) and out[1].dtype == torch.int64),
+            "openvino_python_imported": "openvino" in sys.modules,
+        }))
+    """
+    env = dict(os.environ, OPENVINO_LIB_PATH=str(other_openvino_c_library))
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["path"] == str(other_openvino_c_library)
+    assert result["version"].split("-")[0] != made_with.split("-")[0], (made_with, result["version"])
+    assert not result["openvino_python_imported"]
+    assert result["max_error"] < 1e-5
+    assert result["ints_equal"]
