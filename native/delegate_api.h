@@ -3,6 +3,7 @@
 
 #include <executorch/runtime/core/error.h>
 
+#include <cstdint>
 #include <string>
 
 namespace executorch_openvino {
@@ -31,5 +32,13 @@ struct CompileReport {
   std::string effective_precision;
 };
 CompileReport last_compile_report();
+
+// Outputs OpenVINO wrote straight into ExecuTorch's buffers, and outputs the
+// delegate copied after inference (dynamic shapes), since the library loaded.
+struct OutputCounters {
+  uint64_t in_place = 0;
+  uint64_t copied = 0;
+};
+OutputCounters output_counters();
 
 }  // namespace executorch_openvino

@@ -14,6 +14,7 @@
 #include <executorch/runtime/core/exec_aten/util/dim_order_util.h>
 #include <executorch/runtime/core/exec_aten/util/tensor_util.h>
 
+#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -188,6 +189,8 @@ std::string shape_text(ArrayRef<T> dims) {
 }
 
 void record_compile(const RuntimeOptions& options, ov_compiled_model_t* compiled);
+std::atomic<uint64_t> outputs_in_place{0};
+std::atomic<uint64_t> outputs_copied{0};
 
 class OpenVinoBackend final : public BackendInterface {
  public:
@@ -350,9 +353,13 @@ class OpenVinoBackend final : public BackendInterface {
       return Error::Internal;
     }
     for (size_t i = 0; i < n_out; ++i) {
-      if (!copy_after[i]) continue;
+      if (!copy_after[i]) {
+        outputs_in_place.fetch_add(1, std::memory_order_relaxed);
+        continue;
+      }
       Error e = copy_output(*partition, i, args[n_in + i]->toTensor());
       if (e != Error::Ok) return e;
+      outputs_copied.fetch_add(1, std::memory_order_relaxed);
     }
     return Error::Ok;
   }
@@ -485,6 +492,10 @@ const Error kRegistration =
 }  // namespace
 
 Error registration_status() { return kRegistration; }
+
+OutputCounters output_counters() {
+  return {outputs_in_place.load(), outputs_copied.load()};
+}
 
 CompileReport last_compile_report() {
   std::lock_guard<std::mutex> lock(report_mutex);

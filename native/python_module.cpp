@@ -59,6 +59,14 @@ NB_MODULE(_native, m) {
     return d;
   }, "What the most recent successful delegate init compiled (empty strings before any).");
 
+  m.def("output_counters", [] {
+    auto c = executorch_openvino::output_counters();
+    nb::dict d;
+    d["in_place"] = c.in_place;
+    d["copied"] = c.copied;
+    return d;
+  }, "Outputs written in place by OpenVINO and outputs copied after inference, since load.");
+
   m.def("last_error", &executorch_openvino::last_error,
         "The delegate's last error message, or '' when none occurred.");
 }

@@ -48,6 +48,30 @@ def test_outputs_are_not_aliased_between_calls():
     assert_matches_eager([first], eager(model, (x1,)))
 
 
+def test_static_outputs_are_written_in_place_by_openvino():
+    from executorch_openvino import _native
+
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+    x = torch.randn(2, 4)
+    method = exov.load_method(lower(model, (x,))[0])
+    before = _native.output_counters()
+    for _ in range(3):
+        method.execute([x])
+    after = _native.output_counters()
+    assert after["in_place"] - before["in_place"] == 3
+    assert after["copied"] == before["copied"]
+
+
+def test_importing_the_package_needs_no_optional_dependency():
+    import subprocess
+    import sys
+
+    code = ("import sys, executorch_openvino as exov; exov.OpenvinoPartitioner(); "
+            "bad = [m for m in ('nncf', 'executorch.backends.openvino') if m in sys.modules]; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
+
+
 def test_wrong_input_shape_and_dtype_are_refused_and_the_method_still_works():
     model = torch.nn.Linear(4, 2)
     x = torch.randn(3, 4)
