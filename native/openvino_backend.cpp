@@ -217,6 +217,10 @@ class OpenVinoBackend final : public BackendInterface {
     }
     const OpenVinoApi& api = library.api();
     std::vector<std::string> devices = library.available_devices(&error);
+    if (!error.empty()) {
+      report_error("init: " + error);
+      return Error::Internal;
+    }
     bool device_found = false;
     std::string device_list;
     for (const std::string& d : devices) {
