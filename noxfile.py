@@ -98,7 +98,7 @@ def _repaired_wheel(session: nox.Session) -> Path:
     repaired = _fresh_wheel(REPAIRED_DIR)
     if repaired is None:
         session.error("no up-to-date repaired wheel in build/wheels/repaired; run `nox -s repair`")
-    session.log(f"testing the repaired wheel {repaired}")
+    session.log(f"using the repaired wheel {repaired}")
     return repaired
 
 

@@ -4,6 +4,10 @@
 
 namespace executorch_openvino {
 
+bool may_run_on_cpu(const std::string& device) {
+  return device.find("CPU") != std::string::npos || device == "AUTO";
+}
+
 bool parse_compile_specs(
     executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> specs,
     RuntimeOptions* out, std::string* error) {
@@ -32,7 +36,8 @@ bool parse_compile_specs(
   // On CPU OpenVINO would compute in bf16 (x86 with AMX/avx512_bf16) or f16
   // (ARM) by default; measured 0.099 max abs error on MiniLM (DESIGN.md). The
   // delegate promises float32 results unless asked otherwise.
-  if (options.device == "CPU" && (!precision_given || options.inference_precision.empty())) {
+  if (may_run_on_cpu(options.device) &&
+      (!precision_given || options.inference_precision.empty())) {
     options.inference_precision = "f32";
   }
   *out = options;

@@ -20,8 +20,10 @@ executorch::runtime::Error registration_status();
 // Records an error for the user: logged through ExecuTorch's log and kept as
 // the last error, which Python reports (ExecuTorch's own exceptions carry only
 // an error code).
+// Bytes outside printable ASCII are written as \xNN.
 void report_error(const std::string& message);
 std::string last_error();
+void clear_last_error();
 
 // What the most recent successful init compiled: the device, the precision
 // hint the delegate asked for ("" for none) and the one the compiled model

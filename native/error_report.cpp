@@ -14,9 +14,31 @@ std::string& stored_error() {
   static std::string* s = new std::string();
   return *s;
 }
+
+// Messages quote bytes from outside (blob contents, paths, device names). Two
+// consumers need them clean: Python's str (invalid UTF-8 raised inside
+// ExecuTorch's log callback and aborted the process), and ExecuTorch's log,
+// which truncates and may split a multi-byte character.
+// Non-ASCII bytes become \xNN: always valid, and safe to cut anywhere.
+std::string ascii_escaped(const std::string& text) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text) {
+    if (c >= 0x80 || (c < 0x20 && c != '\n' && c != '\t')) {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
 }  // namespace
 
-void report_error(const std::string& message) {
+void report_error(const std::string& raw_message) {
+  const std::string message = ascii_escaped(raw_message);
   {
     std::lock_guard<std::mutex> lock(error_mutex());
     stored_error() = message;
@@ -33,6 +55,11 @@ void report_error(const std::string& message) {
     }
     start = end + 1;
   }
+}
+
+void clear_last_error() {
+  std::lock_guard<std::mutex> lock(error_mutex());
+  stored_error().clear();
 }
 
 std::string last_error() {

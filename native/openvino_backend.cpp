@@ -454,9 +454,9 @@ class OpenVinoBackend final : public BackendInterface {
       }
       dims.assign(shape.s.dims, shape.s.dims + shape.s.rank);
     }
-    // ExecuTorch's planned shape is kept whenever the byte counts agree (a 0-d
-    // result and a (1,) output, say); otherwise the output is resized.
-    if (static_cast<size_t>(out.nbytes()) != bytes) {
+    // A dynamic result takes OpenVINO's shape. A static one keeps ExecuTorch's
+    // planned shape when the byte counts agree (a 0-d result and a (1,) output).
+    if (!port.is_static || static_cast<size_t>(out.nbytes()) != bytes) {
       std::vector<SizesType> sizes(dims.begin(), dims.end());
       Error e = executorch::runtime::resize_tensor(out, ArrayRef<SizesType>(sizes.data(), sizes.size()));
       if (e != Error::Ok || static_cast<size_t>(out.nbytes()) != bytes) {

@@ -144,8 +144,13 @@ bool OpenVinoLibrary::try_open(const Candidate& c, std::string* why) {
       return false;
     }
   }
+  // A symlink elsewhere would make the loader look for libopenvino.so next to
+  // the link, not next to the real file: open the real file.
+  std::error_code ec;
+  fs::path real = c.explicit_choice ? fs::canonical(c.path, ec) : fs::path();
+  const std::string path = (c.explicit_choice && !ec) ? real.string() : c.path;
   std::string loader_error;
-  void* h = open_library(c.path, &loader_error);
+  void* h = open_library(path, &loader_error);
   if (!h) {
     *why = loader_error;
     return false;
@@ -179,7 +184,7 @@ bool OpenVinoLibrary::try_open(const Candidate& c, std::string* why) {
   handle_ = h;
   api_ = api;
   core_ = core;
-  info_ = {c.path, c.source, version_text};
+  info_ = {path, c.source, version_text};
   return true;
 }
 

@@ -32,7 +32,7 @@ NB_MODULE(_native, m) {
     std::string error;
     if (!OpenVinoLibrary::instance().ensure_loaded(&error)) {
       executorch_openvino::report_error(error);
-      throw std::runtime_error(error);
+      throw std::runtime_error(executorch_openvino::last_error());  // ASCII-escaped
     }
     auto info = OpenVinoLibrary::instance().info();
     nb::dict d;
@@ -46,7 +46,10 @@ NB_MODULE(_native, m) {
   m.def("available_devices", [] {
     std::string error;
     auto devices = OpenVinoLibrary::instance().available_devices(&error);
-    if (!error.empty()) throw std::runtime_error(error);
+    if (!error.empty()) {
+      executorch_openvino::report_error(error);
+      throw std::runtime_error(executorch_openvino::last_error());
+    }
     return devices;
   });
 
@@ -68,5 +71,6 @@ NB_MODULE(_native, m) {
   }, "Outputs written in place by OpenVINO and outputs copied after inference, since load.");
 
   m.def("last_error", &executorch_openvino::last_error,
-        "The delegate's last error message, or '' when none occurred.");
+        "The delegate's last error message, or '' when none occurred since the last clear.");
+  m.def("clear_last_error", &executorch_openvino::clear_last_error);
 }

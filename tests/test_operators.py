@@ -28,6 +28,16 @@ class Unary(torch.nn.Module):
         return self.fn(x)
 
 
+class AddMM(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bias = torch.nn.Parameter(torch.randn(7))
+        self.weight = torch.nn.Parameter(torch.randn(5, 7))
+
+    def forward(self, x):
+        return torch.addmm(self.bias, x, self.weight, beta=0.5, alpha=2.0)
+
+
 def r(*shape):
     return torch.randn(*shape)
 
@@ -39,8 +49,7 @@ CASES = {
     "mul": (lambda: Binary(torch.mul), [(r(8), r(8)), (r(4, 5), r(5))]),
     "div": (lambda: Binary(torch.div), [(r(8), r(8).abs() + 0.5), (r(3, 4), r(3, 4).abs() + 0.5)]),
     "linear": (lambda: torch.nn.Linear(256, 256), [(r(4, 256),), (r(2, 3, 256),)]),
-    "addmm": (lambda: Unary(lambda x: torch.addmm(torch.ones(7), x, torch.linspace(-1, 1, 35).reshape(5, 7))),
-              [(r(3, 5),), (r(9, 5),)]),
+    "addmm": (lambda: AddMM(), [(r(3, 5),), (r(9, 5),)]),
     "matmul": (lambda: Binary(torch.matmul), [(r(4, 6), r(6, 3)), (r(2, 4, 6), r(2, 6, 5))]),
     "conv2d": (lambda: torch.nn.Conv2d(3, 8, 3, padding=1), [(r(1, 3, 16, 16),), (r(2, 3, 9, 7),)]),
     "relu": (lambda: torch.nn.ReLU(), [(r(10),), (r(2, 3, 4),)]),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from . import last_error
+from . import _native
 from .partitioner import OpenvinoPartitioner
 
 
@@ -73,23 +73,54 @@ def delegation_summary(edge_program) -> DelegationSummary:
     return DelegationSummary(delegated, delegated + outside, partitions)
 
 
-def load_method(program, method_name: str = "forward"):
-    """Loads a ``.pte`` (bytes or a path) with ``executorch.runtime`` and returns its method.
+class _DelegateErrors:
+    """Adds the delegate's own message to ExecuTorch's RuntimeError (which carries only a code)."""
 
-    A failure re-raises ExecuTorch's ``RuntimeError`` with the delegate's own
-    message (which OpenVINO was tried where, which blob field was bad, ...).
+    def __enter__(self):
+        _native.clear_last_error()
+
+    def __exit__(self, kind, error, traceback):
+        if isinstance(error, RuntimeError):
+            detail = _native.last_error()
+            if detail:
+                raise RuntimeError(f"{error}\nexecutorch-openvino: {detail}") from error
+        return False
+
+
+class OpenvinoMethod:
+    """A loaded ExecuTorch method whose errors name what the delegate found wrong.
+
+    ``execute(inputs)`` takes the method's inputs (tensors of the exported
+    dtypes and shapes) and returns its outputs as a list; on failure it raises
+    ``RuntimeError`` with ExecuTorch's error code and the delegate's message.
+    Other attributes are those of ``executorch.runtime.Method``.
+    """
+
+    def __init__(self, method, program):
+        self._method = method
+        self._program = program  # the method must not outlive its program
+
+    def execute(self, inputs):
+        with _DelegateErrors():
+            return self._method.execute(inputs)
+
+    def __getattr__(self, name):
+        return getattr(self._method, name)
+
+
+def load_method(program, method_name: str = "forward") -> OpenvinoMethod:
+    """Loads a ``.pte`` (bytes or a path) with ``executorch.runtime`` and returns one method.
+
+    Raises ``RuntimeError`` with the delegate's own message (which OpenVINO was
+    tried where, which blob field was bad, ...) when loading fails, and
+    ``RuntimeError`` naming the methods there are when ``method_name`` is not one.
     """
     from executorch.runtime import Runtime
 
     runtime = Runtime.get()
-    try:
+    with _DelegateErrors():
         loaded = runtime.load_program(Path(program) if isinstance(program, (str, Path)) else program)
+        if method_name not in loaded.method_names:
+            raise RuntimeError(f"the program has no method {method_name!r}; it has {sorted(loaded.method_names)}")
         method = loaded.load_method(method_name)
-    except RuntimeError as exc:
-        detail = last_error()
-        raise RuntimeError(f"{exc}\nexecutorch-openvino: {detail}" if detail else str(exc)) from exc
-    if method is None:
-        raise RuntimeError(f"the program has no method {method_name!r}")
-    # Keep the program alive as long as the method.
-    method._exov_program = loaded  # type: ignore[attr-defined]
-    return method
+    return OpenvinoMethod(method, loaded)

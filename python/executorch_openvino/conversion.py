@@ -40,9 +40,10 @@ DIM_ORDER_OPS = {
 
 
 def op_name(target) -> str:
-    """``aten.add.Tensor`` style name of an edge or aten op target."""
-    base = getattr(target, "_op", target)  # EdgeOpOverload wraps an OpOverload
-    return str(base) if isinstance(base, torch._ops.OpOverload) else getattr(base, "__name__", str(base))
+    """``aten.add.Tensor`` style name of an edge or aten op target (``getitem`` for operator.getitem)."""
+    if not isinstance(target, torch._ops.OpOverload):
+        target = getattr(target, "_op", target)  # EdgeOpOverload wraps an OpOverload
+    return str(target) if isinstance(target, torch._ops.OpOverload) else getattr(target, "__name__", str(target))
 
 
 def _restore_aten_ops(program: torch.export.ExportedProgram) -> None:
@@ -80,17 +81,34 @@ def _openvino_type(value, what: str):
     return getattr(ov.Type, name)
 
 
+def _check_int64_constants(program: torch.export.ExportedProgram) -> None:
+    """OpenVINO narrows int64 to int32: refuse constants that would change."""
+    limit = 2**31
+    for name, value in {**program.state_dict, **program.constants}.items():
+        if isinstance(value, torch.Tensor) and value.dtype == torch.int64 and value.numel():
+            low, high = value.min().item(), value.max().item()
+            if low < -limit or high >= limit:
+                raise ConversionError(
+                    f"the int64 constant {name!r} holds {high if high >= limit else low}, outside the int32 "
+                    "range that OpenVINO computes int64 in; its result would be wrong. Keep the computation "
+                    "that reads it out of the delegated graph (compute it before or after the model), or "
+                    "store the constant as float64/int32 if its values allow"
+                )
+
+
 def convert_partition(program: torch.export.ExportedProgram) -> OpenvinoIr:
     """Returns the OpenVINO IR (XML text, weights) of an edge-dialect partition.
 
     Inputs keep the partition's order, static shapes and dtypes; outputs keep
-    its dtypes. Raises :class:`ConversionError` when OpenVINO rejects the graph
-    or its inputs/outputs do not line up with the partition's.
+    its dtypes. Raises :class:`ConversionError` when OpenVINO rejects the graph,
+    its inputs/outputs do not line up with the partition's, or an int64
+    constant lies outside the int32 range.
     """
     import openvino as ov
 
     inputs = _user_input_values(program)
     outputs = _user_output_values(program)
+    _check_int64_constants(program)
     _restore_aten_ops(program)
     try:
         model = ov.convert_model(program)

@@ -2,13 +2,23 @@
 
 The operator list is OpenVINO's own (``openvino.frontend.pytorch.torchdynamo.
 op_support.OperatorSupport``, shipped with each OpenVINO release), so the
-partitioner follows the installed frontend. On top of it, a node is taken only
-when every tensor it reads and writes has a dtype the delegate's runtime binds
-(float32/16, bfloat16, float64, int8/16/32/64, uint8, bool).
+partitioner follows the installed frontend. On top of it, a node stays on
+ExecuTorch's CPU kernels when OpenVINO would compute it differently from
+PyTorch. Measured with OpenVINO 2025.4.1 and 2026.4.1 on CPU:
 
-ExecuTorch's edge dialect spells two aten ops as dim-order ops; they are taken
-when they keep the contiguous layout, and :mod:`conversion` maps them back to
-the aten ops OpenVINO's frontend knows.
+- int64 is computed in int32: ``i + 2**40`` and ``x.long()`` of 1e10 wrap;
+- int8/uint8 arithmetic saturates where PyTorch wraps (``uint8 250 + 200``
+  gives 255, PyTorch 194);
+- integer floor division truncates (``-7 // 2`` gives -3, PyTorch -4);
+- float64 is computed in float32 (``1e300 * 1.0000001`` overflows).
+
+So integer nodes other than int32 are taken only when they move or select
+values without computing new ones (view, slice, cat, gather, casts that
+widen...) or produce positions (argmax, topk, pooling indices, arange with
+int32 bounds), integer division never, and float64 not at all. The runtime also
+refuses int64 inputs outside the int32 range. A node is further taken only when
+all its tensors are contiguous and none of its arguments is a symbolic integer
+(those partitions would need int inputs, which the delegate does not bind).
 """
 
 from __future__ import annotations
@@ -20,6 +30,49 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 
 from .conversion import DIM_ORDER_OPS, TORCH_TO_OPENVINO, op_name
 
+# Ops whose integer results are values of their integer inputs (or of constant
+# arguments checked separately): OpenVINO's narrowing cannot change them when
+# the inputs are in range.
+VALUE_PRESERVING = frozenset({
+    "getitem",
+    "aten.alias_copy.default", "aten.clone.default", "aten.lift_fresh_copy.default",
+    "aten.view.default", "aten.view_copy.default", "aten._unsafe_view.default", "aten.reshape.default",
+    "aten.permute.default", "aten.permute_copy.default", "aten.transpose.int", "aten.transpose_copy.int",
+    "aten.t.default", "aten.t_copy.default",
+    "aten.expand.default", "aten.expand_copy.default", "aten.repeat.default",
+    "aten.squeeze.dim", "aten.squeeze.dims", "aten.squeeze_copy.dim", "aten.squeeze_copy.dims",
+    "aten.squeeze_copy.default", "aten.unsqueeze.default", "aten.unsqueeze_copy.default",
+    "aten.slice.Tensor", "aten.slice_copy.Tensor", "aten.select.int", "aten.select_copy.int",
+    "aten.split_with_sizes_copy.default", "aten.split_copy.Tensor", "aten.unbind_copy.int",
+    "aten.cat.default", "aten.stack.default", "aten.flip.default", "aten.roll.default",
+    "aten.index.Tensor", "aten.index_select.default", "aten.gather.default", "aten.where.self",
+    "aten.full.default", "aten.full_like.default", "aten.zeros.default", "aten.zeros_like.default",
+    "aten.ones.default", "aten.ones_like.default", "aten.scalar_tensor.default",
+    "aten._to_copy.default", "dim_order_ops._clone_dim_order.default",
+    "dim_order_ops._to_dim_order_copy.default",
+})
+# Ops whose integer results are positions inside a tensor: bounded by its
+# element count, so int32 arithmetic cannot change them.
+INDEX_RESULTS = frozenset({
+    "aten.argmax.default", "aten.argmin.default", "aten.max.dim", "aten.min.dim",
+    "aten.topk.default", "aten.sort.default", "aten.sort.stable",
+    "aten.max_pool2d_with_indices.default", "aten.max_pool3d_with_indices.default",
+    "aten.adaptive_max_pool2d.default", "aten.adaptive_max_pool1d.default",
+})
+# Ops that make values from their literal arguments: those must fit int32.
+RANGES = frozenset({"aten.arange.default", "aten.arange.start", "aten.arange.start_step"})
+CASTS = frozenset({"aten._to_copy.default", "dim_order_ops._to_dim_order_copy.default"})
+# Ops that turn constant arguments into values: their arguments must fit int32 too.
+CONSTANT_MAKERS = frozenset({"aten.full.default", "aten.full_like.default", "aten.scalar_tensor.default"}) | RANGES
+INTEGER_DIVISION = frozenset({
+    "aten.div.Tensor", "aten.div.Scalar", "aten.div.Tensor_mode", "aten.div.Scalar_mode",
+    "aten.floor_divide.default", "aten.floor_divide.Scalar",
+    "aten.remainder.Tensor", "aten.remainder.Scalar", "aten.fmod.Tensor", "aten.fmod.Scalar",
+})
+# Integer dtypes ordered by range, for casts that widen.
+_INTEGER_RANK = {torch.bool: 0, torch.uint8: 1, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4}
+_INT32 = (-(2**31), 2**31 - 1)
+
 
 @functools.lru_cache(maxsize=1)
 def openvino_supported_ops() -> frozenset:
@@ -29,21 +82,42 @@ def openvino_supported_ops() -> frozenset:
     return frozenset(OperatorSupport({})._support_dict)
 
 
-def _tensor_values(node: torch.fx.Node):
-    values = [node.meta.get("val")]
-    for arg in node.all_input_nodes:
-        values.append(arg.meta.get("val"))
-    for v in values:
-        if isinstance(v, (list, tuple)):
-            yield from (x for x in v if isinstance(x, torch.Tensor))
-        elif isinstance(v, torch.Tensor):
-            yield v
+def _tensors(value):
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _tensors(v)
+
+
+def _is_symbolic(value) -> bool:
+    if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return True
+    return isinstance(value, (list, tuple)) and any(_is_symbolic(v) for v in value)
 
 
 def _is_contiguous_dim_order(node: torch.fx.Node) -> bool:
     dim_order = node.kwargs.get("dim_order")
     val = node.meta.get("val")
     return dim_order is None or (isinstance(val, torch.Tensor) and list(dim_order) == list(range(val.dim())))
+
+
+def _widening_integer_cast(node: torch.fx.Node, out_dtype) -> bool:
+    source = node.args[0].meta.get("val") if node.args and isinstance(node.args[0], torch.fx.Node) else None
+    if not isinstance(source, torch.Tensor) or source.dtype not in _INTEGER_RANK:
+        return False  # float -> int: OpenVINO may narrow where PyTorch keeps int64
+    if source.dtype == torch.uint8 and out_dtype == torch.int8:
+        return False
+    # int64 -> int32 is what OpenVINO does to every int64 anyway, and int64
+    # values outside int32 never reach a delegated node (see above).
+    if source.dtype == torch.int64 and out_dtype == torch.int32:
+        return True
+    return _INTEGER_RANK[source.dtype] <= _INTEGER_RANK[out_dtype]
+
+
+def _literals_fit_int32(node: torch.fx.Node) -> bool:
+    values = list(node.args) + list(node.kwargs.values())
+    return all(not isinstance(v, int) or isinstance(v, bool) or _INT32[0] <= v <= _INT32[1] for v in values)
 
 
 class OpenvinoOperatorSupport(OperatorSupportBase):
@@ -56,8 +130,30 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         if name in DIM_ORDER_OPS:
             if not _is_contiguous_dim_order(node):
                 return False
-        elif name == "getitem":
-            pass
-        elif f"torch.ops.{name}" not in openvino_supported_ops():
+        elif name != "getitem" and f"torch.ops.{name}" not in openvino_supported_ops():
             return False
-        return all(v.dtype in TORCH_TO_OPENVINO for v in _tensor_values(node))
+
+        output = node.meta.get("val")
+        if _is_symbolic(output) or not list(_tensors(output)):
+            return False
+        inputs = [a.meta.get("val") for a in node.all_input_nodes]
+        if any(_is_symbolic(v) for v in inputs):
+            return False
+        tensors = list(_tensors(output)) + [t for v in inputs for t in _tensors(v)]
+        if any(t.dtype not in TORCH_TO_OPENVINO or t.dtype == torch.float64 for t in tensors):
+            return False
+        if any(not t.is_contiguous() for t in tensors):
+            return False
+
+        for out in _tensors(output):
+            if out.dtype in (torch.bool, torch.float32, torch.float16, torch.bfloat16):
+                continue
+            if name in INTEGER_DIVISION:
+                return False
+            if name in CASTS and not _widening_integer_cast(node, out.dtype):
+                return False
+            if name in CONSTANT_MAKERS and not _literals_fit_int32(node):
+                return False
+            if out.dtype != torch.int32 and name not in VALUE_PRESERVING | INDEX_RESULTS | RANGES:
+                return False
+        return True

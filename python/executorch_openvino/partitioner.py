@@ -14,6 +14,9 @@ from .operator_support import OpenvinoOperatorSupport
 class OpenvinoPartitioner(Partitioner):
     """Delegates every connected group of OpenVINO-supported nodes.
 
+    What OpenVINO would compute differently from PyTorch stays on ExecuTorch's
+    CPU kernels (see :mod:`executorch_openvino.operator_support`).
+
     ``device`` and ``inference_precision`` become compile specs (see
     :mod:`executorch_openvino.compile_specs`); alternatively pass
     ``compile_specs`` directly. Raises ``ValueError`` at construction for an

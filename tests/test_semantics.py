@@ -1,0 +1,126 @@
+"""Programs OpenVINO would compute differently from PyTorch: the result must still equal eager.
+
+Each case was a silently wrong answer before the partitioner kept it on
+ExecuTorch's kernels (or the runtime learned the case); see operator_support.py.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import executorch_openvino as exov
+from conftest import assert_matches_eager, eager, lower, run
+
+
+class Fn(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+CASES = {
+    "int64 add past int32": (lambda i: i + 2**40, (torch.tensor([1, 2**31 - 1]),)),
+    "int64 add wrapping int32": (lambda i: i + 1, (torch.tensor([1, 2**31 - 1]),)),
+    "int64 mul": (lambda i: i * 100000, (torch.tensor([3, 70000]),)),
+    "int64 sum": (lambda i: i.sum(), (torch.full((4,), 2**30),)),
+    "widened int32 then mul": (lambda i: i.to(torch.int64) * 4, (torch.tensor([2**30, 5], dtype=torch.int32),)),
+    "float to int64": (lambda x: x.long(), (torch.tensor([1e10, -3.5]),)),
+    "uint8 add wraps": (lambda u: u + 200, (torch.tensor([100, 250], dtype=torch.uint8),)),
+    "int8 add wraps": (lambda i: i + 100, (torch.tensor([100, -3], dtype=torch.int8),)),
+    "int8 neg of -128": (lambda i: -i, (torch.tensor([-128, 5], dtype=torch.int8),)),
+    "int32 floor division": (lambda a, b: a // b, (torch.tensor([-7, 7], dtype=torch.int32), torch.tensor([2, -2], dtype=torch.int32))),
+    "int64 floor division": (lambda a, b: torch.div(a, b, rounding_mode="floor"), (torch.tensor([-7, 7]), torch.tensor([2, -2]))),
+    "float64 precision": (lambda x: x * 1.0000001, (torch.tensor([1e300, 3.14159265358979], dtype=torch.float64),)),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_matches_eager(case):
+    fn, inputs = CASES[case]
+    pte, _ = lower(Fn(fn), inputs)
+    assert_matches_eager(run(pte, inputs), eager(Fn(fn), inputs))
+
+
+def test_int64_buffer_outside_int32_fails_lowering_clearly():
+    class WithBuffer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("offset", torch.tensor([2**40, 1]))
+
+        def forward(self, x):
+            return self.offset.view(2, 1).expand(2, 3).clone(), x * 2
+
+    with pytest.raises(Exception, match="holds 1099511627776, outside the int32 range"):
+        lower(WithBuffer(), (torch.randn(3),))
+
+
+class OneInput(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+def test_dynamic_output_takes_openvinos_shape_each_call():
+    model = OneInput(lambda x: x.t() * 2)
+    a, b = torch.export.Dim("a", min=2, max=8), torch.export.Dim("b", min=2, max=8)
+    program = exov.lower(model, (torch.randn(4, 5),), dynamic_shapes=({0: a, 1: b},))
+    method = exov.load_method(program.buffer)
+    for shape in [(2, 3), (3, 2), (8, 8), (2, 2), (5, 7)]:  # same byte count, other shape, grow, shrink
+        x = torch.randn(*shape)
+        assert_matches_eager(list(method.execute([x])), eager(model, (x,)))
+
+
+def test_dynamic_shape_model_with_symbolic_sizes_lowers_and_runs():
+    attention = torch.nn.MultiheadAttention(16, 4, batch_first=True).eval()
+    model = OneInput(lambda x: attention(x, x, x, need_weights=False)[0])
+    seq = torch.export.Dim("seq", min=2, max=32)
+    program = exov.lower(model, (torch.randn(2, 5, 16),), dynamic_shapes=({1: seq},))
+    method = exov.load_method(program.buffer)
+    for length in (5, 9, 3):
+        x = torch.randn(2, length, 16)
+        assert_matches_eager(list(method.execute([x])), eager(model, (x,)))
+
+
+def test_non_utf8_bytes_in_errors_do_not_abort_the_process(tmp_path):
+    pte, _ = lower(torch.nn.Sequential(torch.nn.Linear(4, 4)), (torch.randn(1, 4),))
+    (tmp_path / "bad.pte").write_bytes(pte.replace(b'type="Const"', b'type="\x93onst"', 1))
+    (tmp_path / "device.pte").write_bytes(
+        exov.lower(torch.nn.Linear(4, 4).eval(), (torch.randn(1, 4),), device="\u00e9" * 100).buffer)
+    code = """
+import executorch_openvino as exov
+for name in ("bad.pte", "device.pte"):
+    try:
+        exov.load_method(name)
+    except RuntimeError as e:
+        print(name, "refused:", " ".join(str(e).split())[:600])
+"""
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "executorch-openvino: init: OpenVINO could not read the model" in proc.stdout.split("device.pte")[0]
+    assert "executorch-openvino: init: OpenVINO device '\\xc3\\xa9" in proc.stdout.split("device.pte")[1]
+
+
+def test_an_old_delegate_error_is_not_attached_to_a_new_failure(tmp_path):
+    y = torch.ones(2, dtype=torch.int64)
+    method = exov.load_method(lower(Fn(lambda a, b: torch.cat([a, b])), (y.clone(), y))[0])
+    with pytest.raises(RuntimeError, match="outside the int32 range"):
+        method.execute([torch.tensor([1, 2**40]), y])
+    with pytest.raises(RuntimeError) as failure:
+        exov.load_method(tmp_path / "missing.pte")
+    assert "int32" not in str(failure.value)
+
+
+def test_unknown_method_name_is_a_clear_error():
+    pte, _ = lower(torch.nn.Linear(2, 2), (torch.randn(1, 2),))
+    with pytest.raises(RuntimeError, match="the program has no method 'predict'; it has \\['forward'\\]"):
+        exov.load_method(pte, "predict")
