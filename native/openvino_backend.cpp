@@ -79,6 +79,11 @@ struct PortInfo {
   bool is_static = false;
   std::vector<int64_t> shape;
   size_t byte_size = 0;  // for static ports
+  std::string name;      // a tensor name, "" when it has none
+  // An output that is one of the inputs (OpenVINO folds a clone into a
+  // Parameter -> Result edge). Bound in place, OpenVINO's CPU plugin zeroes
+  // it (measured, 2026.4.1), so it is always copied.
+  bool aliases_input = false;
 };
 
 size_t element_size(ov_element_type_e t) {
@@ -157,6 +162,11 @@ bool read_port(const OpenVinoApi& api, const ov_output_const_port_t* port, PortI
     info->shape.clear();
   }
   api.ov_partial_shape_free(&partial);
+  char* name = nullptr;
+  if (api.ov_port_get_any_name(port, &name) == OK && name) {
+    info->name = name;
+    api.ov_free(name);
+  }
   return true;
 }
 
@@ -289,6 +299,11 @@ class OpenVinoBackend final : public BackendInterface {
       report_error("init: " + (error.empty() ? ov_message("could not query the compiled model") : error));
       return Error::Internal;
     }
+    for (PortInfo& out : partition->outputs) {
+      for (const PortInfo& in : partition->inputs) {
+        if (!out.name.empty() && out.name == in.name) out.aliases_input = true;
+      }
+    }
     if (api.ov_compiled_model_create_infer_request(partition->compiled, &partition->request) != OK) {
       report_error(ov_message("init: could not create an infer request"));
       return Error::MemoryAllocationFailed;
@@ -339,7 +354,7 @@ class OpenVinoBackend final : public BackendInterface {
         return Error::InvalidType;
       }
       // Zero copy: OpenVINO writes into ExecuTorch's buffer when the sizes agree.
-      if (port.is_static && port.byte_size == out.nbytes() && port.byte_size > 0) {
+      if (port.is_static && !port.aliases_input && port.byte_size == out.nbytes() && port.byte_size > 0) {
         std::vector<int64_t> dims = port.shape;
         if (api.ov_tensor_create_from_host_ptr(port.type, shape_view(dims), out.mutable_data_ptr(),
                                                &bound[n_in + i].t) != OK ||

@@ -45,6 +45,7 @@ struct OpenVinoApi {
   X(ov_compiled_model_create_infer_request)        \
   X(ov_output_const_port_free)                     \
   X(ov_port_get_element_type)                      \
+  X(ov_port_get_any_name)                          \
   X(ov_port_get_partial_shape)                     \
   X(ov_partial_shape_free)                         \
   X(ov_shape_free)                                 \

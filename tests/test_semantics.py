@@ -48,6 +48,49 @@ def test_matches_eager(case):
     assert_matches_eager(run(pte, inputs), eager(Fn(fn), inputs))
 
 
+B = 2**24 + 1  # the first integer float32 cannot hold
+
+
+@pytest.mark.parametrize("case", [
+    "eq", "relu", "amax", "clamp", "matmul", "max_dim", "arange", "full_float_literal",
+])
+def test_integers_past_float32_precision(case):
+    i32 = lambda *v: torch.tensor(v, dtype=torch.int32)  # noqa: E731
+    fn, inputs = {
+        "eq": (lambda a, b: a == b, (i32(B, 3), i32(B - 1, 3))),
+        "relu": (torch.relu, (i32(B, -2),)),
+        "amax": (lambda a: a.amax(), (i32(B, 0),)),
+        "clamp": (lambda a: a.clamp(0, B), (i32(B, 5),)),
+        "matmul": (lambda a, b: a @ b, (i32(4097, 1).view(1, 2), i32(4097, 1).view(2, 1))),
+        "max_dim": (lambda a: a.max(0)[0], (torch.tensor([B, 3]),)),
+        "arange": (lambda a: torch.cat([a, torch.arange(B, B + 3)]), (torch.tensor([1, 2]),)),
+        "full_float_literal": (lambda a: torch.cat([a, torch.full((2,), 16777217.0, dtype=torch.int32)]), (i32(1, 2),)),
+    }[case]
+    pte, _ = lower(Fn(fn), inputs)
+    assert_matches_eager(run(pte, inputs), eager(Fn(fn), inputs))
+
+
+@pytest.mark.parametrize("source", ["memory", "file"])
+def test_an_output_that_is_a_copy_of_an_input(source, tmp_path):
+    class PassThrough(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(3, 3)
+
+        def forward(self, x, ids):
+            return self.linear(x), ids.clone(), x.clone()
+
+    model = PassThrough().eval()
+    inputs = (torch.randn(2, 3), torch.tensor([4, 7]))
+    pte, _ = lower(model, inputs)
+    if source == "file":
+        (tmp_path / "p.pte").write_bytes(pte)
+        pte = tmp_path / "p.pte"
+    method = exov.load_method(pte)
+    for _ in range(2):
+        assert_matches_eager(list(method.execute(list(inputs))), eager(model, inputs))
+
+
 def test_int64_buffer_outside_int32_fails_lowering_clearly():
     class WithBuffer(torch.nn.Module):
         def __init__(self):

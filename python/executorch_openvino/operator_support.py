@@ -10,12 +10,15 @@ PyTorch. Measured with OpenVINO 2025.4.1 and 2026.4.1 on CPU:
 - int8/uint8 arithmetic saturates where PyTorch wraps (``uint8 250 + 200``
   gives 255, PyTorch 194);
 - integer floor division truncates (``-7 // 2`` gives -3, PyTorch -4);
-- float64 is computed in float32 (``1e300 * 1.0000001`` overflows).
+- float64 is computed in float32 (``1e300 * 1.0000001`` overflows);
+- integer comparisons, relu, clamp, amax, sum, matmul, pow, floor and int64
+  arange go through float32 (wrong above 2**24: 16777217 == 16777216).
 
-So integer nodes other than int32 are taken only when they move or select
+So a node reading or writing integers is taken only when it moves or selects
 values without computing new ones (view, slice, cat, gather, casts that
-widen...) or produce positions (argmax, topk, pooling indices, arange with
-int32 bounds), integer division never, and float64 not at all. The runtime also
+widen...), produces positions (argmax, topk, pooling indices), reads indices
+(embedding), or is int32 add/sub/mul/abs/neg/minimum/maximum/bitwise (measured
+exact); float64 not at all. The runtime also
 refuses int64 inputs outside the int32 range. A node is further taken only when
 all its tensors are contiguous and none of its arguments is a symbolic integer
 (those partitions would need int inputs, which the delegate does not bind).
@@ -54,21 +57,23 @@ VALUE_PRESERVING = frozenset({
 # Ops whose integer results are positions inside a tensor: bounded by its
 # element count, so int32 arithmetic cannot change them.
 INDEX_RESULTS = frozenset({
-    "aten.argmax.default", "aten.argmin.default", "aten.max.dim", "aten.min.dim",
-    "aten.topk.default", "aten.sort.default", "aten.sort.stable",
+    "aten.argmax.default", "aten.argmin.default", "aten.topk.default", "aten.sort.default", "aten.sort.stable",
     "aten.max_pool2d_with_indices.default", "aten.max_pool3d_with_indices.default",
     "aten.adaptive_max_pool2d.default", "aten.adaptive_max_pool1d.default",
 })
-# Ops that make values from their literal arguments: those must fit int32.
-RANGES = frozenset({"aten.arange.default", "aten.arange.start", "aten.arange.start_step"})
 CASTS = frozenset({"aten._to_copy.default", "dim_order_ops._to_dim_order_copy.default"})
 # Ops that turn constant arguments into values: their arguments must fit int32 too.
-CONSTANT_MAKERS = frozenset({"aten.full.default", "aten.full_like.default", "aten.scalar_tensor.default"}) | RANGES
-INTEGER_DIVISION = frozenset({
-    "aten.div.Tensor", "aten.div.Scalar", "aten.div.Tensor_mode", "aten.div.Scalar_mode",
-    "aten.floor_divide.default", "aten.floor_divide.Scalar",
-    "aten.remainder.Tensor", "aten.remainder.Scalar", "aten.fmod.Tensor", "aten.fmod.Scalar",
+CONSTANT_MAKERS = frozenset({"aten.full.default", "aten.full_like.default", "aten.scalar_tensor.default"})
+# int32 arithmetic measured exact, wrapping as PyTorch does (2026.4.1, CPU).
+# Everything else reading integers (comparisons, relu, clamp, amax, sum,
+# matmul, pow, floor...) is computed through float32 and wrong above 2**24.
+INT32_EXACT = frozenset({
+    "aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor", "aten.abs.default", "aten.neg.default",
+    "aten.minimum.default", "aten.maximum.default", "aten.bitwise_and.Tensor",
+    "aten.bitwise_or.Tensor", "aten.bitwise_xor.Tensor", "aten.bitwise_not.default",
 })
+# Ops that read integer indices to pick floats.
+INDEX_CONSUMERS = frozenset({"aten.embedding.default"})
 # Integer dtypes ordered by range, for casts that widen.
 _INTEGER_RANK = {torch.bool: 0, torch.uint8: 1, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4}
 _INT32 = (-(2**31), 2**31 - 1)
@@ -116,8 +121,10 @@ def _widening_integer_cast(node: torch.fx.Node, out_dtype) -> bool:
 
 
 def _literals_fit_int32(node: torch.fx.Node) -> bool:
+    """Integer literals within int32, and no float literal (3e9 would be narrowed too)."""
     values = list(node.args) + list(node.kwargs.values())
-    return all(not isinstance(v, int) or isinstance(v, bool) or _INT32[0] <= v <= _INT32[1] for v in values)
+    return all(isinstance(v, bool) or not isinstance(v, (int, float))
+               or (isinstance(v, int) and _INT32[0] <= v <= _INT32[1]) for v in values)
 
 
 class OpenvinoOperatorSupport(OperatorSupportBase):
@@ -145,15 +152,15 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         if any(not t.is_contiguous() for t in tensors):
             return False
 
-        for out in _tensors(output):
-            if out.dtype in (torch.bool, torch.float32, torch.float16, torch.bfloat16):
-                continue
-            if name in INTEGER_DIVISION:
+        integer = [t for t in tensors if t.dtype in _INTEGER_RANK and t.dtype != torch.bool]
+        if integer:
+            all_int32 = all(t.dtype == torch.int32 for t in integer)
+            if name not in VALUE_PRESERVING | INDEX_RESULTS | INDEX_CONSUMERS and not (
+                    all_int32 and name in INT32_EXACT):
                 return False
-            if name in CASTS and not _widening_integer_cast(node, out.dtype):
-                return False
+            for out in _tensors(output):
+                if name in CASTS and out.dtype in _INTEGER_RANK and not _widening_integer_cast(node, out.dtype):
+                    return False
             if name in CONSTANT_MAKERS and not _literals_fit_int32(node):
-                return False
-            if out.dtype != torch.int32 and name not in VALUE_PRESERVING | INDEX_RESULTS | RANGES:
                 return False
         return True
