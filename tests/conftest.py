@@ -25,6 +25,34 @@ def require_all() -> bool:
     return os.environ.get("EXOV_REQUIRE_ALL") == "1"
 
 
+def nox_provided(variable: str, what: str) -> str:
+    """An environment variable the nox tests session sets: fails under nox, skips elsewhere when absent."""
+    value = os.environ.get(variable)
+    if not value:
+        if require_all():
+            pytest.fail(f"{variable} is not set: the nox tests session provides {what}")
+        pytest.skip(f"{variable} not set (run through `nox -s tests`)")
+    return value
+
+
+class Fn(torch.nn.Module):
+    """Wraps a function of positional tensors as a module to export."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+class OneInput(Fn):
+    """Fn with one named input, for ``dynamic_shapes`` given per input."""
+
+    def forward(self, x):
+        return self.fn(x)
+
+
 def lower(module: torch.nn.Module, inputs: tuple, *, partitioner=None):
     """Returns (.pte bytes, DelegationSummary) for `module` lowered with the OpenVINO partitioner."""
     from executorch.exir import to_edge_transform_and_lower

@@ -5,27 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conftest import check_fully_delegated
+from conftest import Fn, check_fully_delegated
 
 torch.manual_seed(0)
-
-
-class Binary(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x, y):
-        return self.fn(x, y)
-
-
-class Unary(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 class AddMM(torch.nn.Module):
@@ -44,13 +26,13 @@ def r(*shape):
 
 # name -> (module factory, list of input tuples for two or more shapes)
 CASES = {
-    "add": (lambda: Binary(torch.add), [(r(8), r(8)), (r(2, 3, 4), r(3, 4))]),
-    "sub": (lambda: Binary(torch.sub), [(r(8), r(8)), (r(2, 3, 4), r(2, 1, 4))]),
-    "mul": (lambda: Binary(torch.mul), [(r(8), r(8)), (r(4, 5), r(5))]),
-    "div": (lambda: Binary(torch.div), [(r(8), r(8).abs() + 0.5), (r(3, 4), r(3, 4).abs() + 0.5)]),
+    "add": (lambda: Fn(torch.add), [(r(8), r(8)), (r(2, 3, 4), r(3, 4))]),
+    "sub": (lambda: Fn(torch.sub), [(r(8), r(8)), (r(2, 3, 4), r(2, 1, 4))]),
+    "mul": (lambda: Fn(torch.mul), [(r(8), r(8)), (r(4, 5), r(5))]),
+    "div": (lambda: Fn(torch.div), [(r(8), r(8).abs() + 0.5), (r(3, 4), r(3, 4).abs() + 0.5)]),
     "linear": (lambda: torch.nn.Linear(256, 256), [(r(4, 256),), (r(2, 3, 256),)]),
     "addmm": (lambda: AddMM(), [(r(3, 5),), (r(9, 5),)]),
-    "matmul": (lambda: Binary(torch.matmul), [(r(4, 6), r(6, 3)), (r(2, 4, 6), r(2, 6, 5))]),
+    "matmul": (lambda: Fn(torch.matmul), [(r(4, 6), r(6, 3)), (r(2, 4, 6), r(2, 6, 5))]),
     "conv2d": (lambda: torch.nn.Conv2d(3, 8, 3, padding=1), [(r(1, 3, 16, 16),), (r(2, 3, 9, 7),)]),
     "relu": (lambda: torch.nn.ReLU(), [(r(10),), (r(2, 3, 4),)]),
     "gelu": (lambda: torch.nn.GELU(), [(r(10),), (r(2, 3, 4),)]),
@@ -58,12 +40,12 @@ CASES = {
     "softmax": (lambda: torch.nn.Softmax(dim=-1), [(r(10),), (r(2, 3, 17),)]),
     "layer_norm": (lambda: torch.nn.LayerNorm(16), [(r(4, 16),), (r(2, 3, 16),)]),
     "batch_norm": (lambda: _trained_batch_norm(), [(r(2, 4, 5, 5),), (r(1, 4, 3, 8),)]),
-    "mean": (lambda: Unary(lambda x: x.mean(dim=-1)), [(r(10),), (r(2, 3, 4),)]),
-    "sum": (lambda: Unary(lambda x: x.sum(dim=0)), [(r(10),), (r(2, 3, 4),)]),
-    "permute": (lambda: Unary(lambda x: x.permute(2, 0, 1) * 1.0), [(r(2, 3, 4),), (r(5, 1, 6),)]),
-    "view": (lambda: Unary(lambda x: x.view(-1, 4) + 1), [(r(2, 3, 4),), (r(8, 2),)]),
-    "reshape": (lambda: Unary(lambda x: x.reshape(x.shape[0], -1) * 2), [(r(2, 3, 4),), (r(6, 5, 1),)]),
-    "cat": (lambda: Binary(lambda x, y: torch.cat([x, y, x], dim=1)), [(r(2, 3), r(2, 5)), (r(1, 2, 4), r(1, 3, 4))]),
+    "mean": (lambda: Fn(lambda x: x.mean(dim=-1)), [(r(10),), (r(2, 3, 4),)]),
+    "sum": (lambda: Fn(lambda x: x.sum(dim=0)), [(r(10),), (r(2, 3, 4),)]),
+    "permute": (lambda: Fn(lambda x: x.permute(2, 0, 1) * 1.0), [(r(2, 3, 4),), (r(5, 1, 6),)]),
+    "view": (lambda: Fn(lambda x: x.view(-1, 4) + 1), [(r(2, 3, 4),), (r(8, 2),)]),
+    "reshape": (lambda: Fn(lambda x: x.reshape(x.shape[0], -1) * 2), [(r(2, 3, 4),), (r(6, 5, 1),)]),
+    "cat": (lambda: Fn(lambda x, y: torch.cat([x, y, x], dim=1)), [(r(2, 3), r(2, 5)), (r(1, 2, 4), r(1, 3, 4))]),
     "max_pool2d": (lambda: torch.nn.MaxPool2d(2), [(r(1, 3, 8, 8),), (r(2, 2, 7, 6),)]),
     "avg_pool2d": (lambda: torch.nn.AvgPool2d(3, stride=2), [(r(1, 3, 9, 9),), (r(2, 2, 7, 11),)]),
     "embedding": (lambda: torch.nn.Embedding(50, 16),

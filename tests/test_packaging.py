@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
 import zipfile
 from email.parser import Parser
 from importlib.metadata import version
@@ -15,7 +14,7 @@ from packaging.utils import parse_wheel_filename
 from packaging.version import Version
 
 import executorch_openvino
-from conftest import require_all
+from conftest import nox_provided
 
 pytestmark = pytest.mark.packaging
 
@@ -25,12 +24,7 @@ TESTED_OPENVINO = ["2025.4.1", "2026.4.1"]
 
 @pytest.fixture(scope="module")
 def wheel() -> Path:
-    path = os.environ.get("EXOV_WHEEL")
-    if not path:
-        if require_all():
-            pytest.fail("EXOV_WHEEL is not set: the nox tests session passes the repaired wheel")
-        pytest.skip("EXOV_WHEEL not set (run through `nox -s tests`)")
-    return Path(path)
+    return Path(nox_provided("EXOV_WHEEL", "the repaired wheel"))
 
 
 def _members(wheel: Path) -> dict[str, bytes]:

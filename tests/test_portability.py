@@ -18,16 +18,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import lower, require_all
+from conftest import lower, nox_provided
 
 
 @pytest.fixture(scope="module")
 def other_openvino_c_library() -> Path:
-    folder = os.environ.get("EXOV_OTHER_OPENVINO_DIR")
-    if not folder:
-        if require_all():
-            pytest.fail("EXOV_OTHER_OPENVINO_DIR is not set: the nox tests session provides it")
-        pytest.skip("EXOV_OTHER_OPENVINO_DIR not set (run through `nox -s tests`)")
+    folder = nox_provided("EXOV_OTHER_OPENVINO_DIR", "the other OpenVINO release")
     found = sorted((Path(folder) / "openvino" / "libs").glob("libopenvino_c.so*"))
     assert found, f"no OpenVINO C library under {folder}"
     return found[-1]

@@ -13,16 +13,7 @@ import pytest
 import torch
 
 import executorch_openvino as exov
-from conftest import assert_matches_eager, eager, lower, run
-
-
-class Fn(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args):
-        return self.fn(*args)
+from conftest import Fn, OneInput, assert_matches_eager, eager, lower, run
 
 
 CASES = {
@@ -102,15 +93,6 @@ def test_int64_buffer_outside_int32_fails_lowering_clearly():
 
     with pytest.raises(Exception, match="holds 1099511627776, outside the int32 range"):
         lower(WithBuffer(), (torch.randn(3),))
-
-
-class OneInput(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
 
 
 def test_dynamic_output_takes_openvinos_shape_each_call():
