@@ -70,8 +70,9 @@ def run(pte: bytes | Path, inputs: tuple) -> list:
 
 def eager(module: torch.nn.Module, inputs: tuple) -> list:
     with torch.no_grad():
-        out = module.eval()(*[x.clone() for x in inputs])
-    return list(out) if isinstance(out, (tuple, list)) else [out]
+        out = module.eval()(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+    # Flattened as ExecuTorch returns them (nested tuples, torch.return_types...).
+    return torch.utils._pytree.tree_leaves(out)
 
 
 def assert_matches_eager(actual: list, expected: list, **tolerance) -> None:

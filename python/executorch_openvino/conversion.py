@@ -56,6 +56,72 @@ def _restore_aten_ops(program: torch.export.ExportedProgram) -> None:
     program.graph_module.recompile()
 
 
+# Ops that OpenVINO's converter turns into nothing when the result has its
+# source's shape and dtype (a clone, a full slice, a same-dtype ``.to()``...):
+# a partition returning such a copy would return its source's tensor.
+COPY_OPS = frozenset({
+    "aten.clone.default", "aten.alias_copy.default", "aten.lift_fresh_copy.default", "aten.detach_copy.default",
+    "aten._to_copy.default", "aten.slice_copy.Tensor", "aten.view_copy.default", "aten.expand_copy.default",
+    "aten.squeeze_copy.dims", "aten.squeeze_copy.dim", "aten.unsqueeze_copy.default",
+})
+
+
+def _copy_source(node):
+    """The node whose values `node` returns unchanged (itself when it computes something)."""
+    while (isinstance(node, torch.fx.Node) and node.op == "call_function" and op_name(node.target) in COPY_OPS
+           and node.args and isinstance(node.args[0], torch.fx.Node)):
+        value, source = node.meta.get("val"), node.args[0].meta.get("val")
+        if not (isinstance(value, torch.Tensor) and isinstance(source, torch.Tensor)
+                and value.dtype == source.dtype and value.shape == source.shape):
+            break
+        node = node.args[0]
+    return node
+
+
+def _return_copy_sources(program: torch.export.ExportedProgram) -> list[int]:
+    """Makes the partition return each copy's source once; returns output -> returned position.
+
+    OpenVINO names a returned copy after its source, so ``(y, y.clone())`` fails
+    to convert and ``x.clone()`` comes back as the input itself. The copies are
+    made again after conversion (see :func:`_restore_copies`).
+    """
+    from torch.export.graph_signature import OutputKind, OutputSpec, TensorArgument
+
+    output = next(n for n in program.graph.nodes if n.op == "output")
+    specs = program.graph_signature.output_specs
+    if any(spec.kind != OutputKind.USER_OUTPUT for spec in specs):
+        return list(range(len(specs)))
+    sources, positions = [], []
+    for arg in output.args[0]:
+        source = _copy_source(arg)
+        if source not in sources:
+            sources.append(source)
+        positions.append(sources.index(source))
+    output.args = (tuple(sources),)
+    specs[:] = [OutputSpec(kind=OutputKind.USER_OUTPUT, arg=TensorArgument(name=s.name), target=None)
+                for s in sources]
+    # ExportedProgram.module() unflattens the outputs with this spec.
+    program.module_call_graph[0].signature.out_spec = torch.utils._pytree.tree_flatten(tuple(sources))[1]
+    program.graph.eliminate_dead_code()
+    program.graph_module.recompile()
+    return positions
+
+
+def _restore_copies(model, positions: list[int]):
+    """One OpenVINO result per partition output, in order; copies share their source's port.
+
+    Each result gets its own output tensor, so the returned buffers stay
+    distinct (a result fed by a parameter is copied by the delegate).
+    """
+    import openvino as ov
+
+    if positions == list(range(len(positions))):
+        return model
+    results = model.get_results()
+    ports = [results[p].input_value(0) for p in positions]
+    return ov.Model([ov.opset13.result(port) for port in ports], model.get_parameters(), model.get_friendly_name())
+
+
 class ConversionError(RuntimeError):
     """OpenVINO could not convert a partition; the message says which part and why."""
 
@@ -110,10 +176,13 @@ def convert_partition(program: torch.export.ExportedProgram) -> OpenvinoIr:
     outputs = _user_output_values(program)
     _check_int64_constants(program)
     _restore_aten_ops(program)
+    positions = _return_copy_sources(program)
     try:
         model = ov.convert_model(program)
     except Exception as exc:  # OpenVINO raises several exception types
         raise ConversionError(f"OpenVINO's PyTorch frontend could not convert the partition: {exc}") from exc
+    if len(model.outputs) == max(positions, default=-1) + 1:
+        model = _restore_copies(model, positions)
 
     if len(model.inputs) != len(inputs):
         raise ConversionError(

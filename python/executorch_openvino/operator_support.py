@@ -31,7 +31,7 @@ import functools
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-from .conversion import DIM_ORDER_OPS, TORCH_TO_OPENVINO, op_name
+from .conversion import COPY_OPS, DIM_ORDER_OPS, TORCH_TO_OPENVINO, op_name
 
 # Ops whose integer results are values of their integer inputs (or of constant
 # arguments checked separately): OpenVINO's narrowing cannot change them when
@@ -58,6 +58,7 @@ VALUE_PRESERVING = frozenset({
 # element count, so int32 arithmetic cannot change them.
 INDEX_RESULTS = frozenset({
     "aten.argmax.default", "aten.argmin.default", "aten.topk.default", "aten.sort.default", "aten.sort.stable",
+    "aten.max.dim", "aten.min.dim",
     "aten.max_pool2d_with_indices.default", "aten.max_pool3d_with_indices.default",
     "aten.adaptive_max_pool2d.default", "aten.adaptive_max_pool1d.default",
 })
@@ -74,6 +75,14 @@ INT32_EXACT = frozenset({
 })
 # Ops that read integer indices to pick floats.
 INDEX_CONSUMERS = frozenset({"aten.embedding.default"})
+# OpenVINO's converter rejects these when every tensor input is bool
+# (measured, 2025.4.1 and 2026.4.1: "aten.maximum.default ... wasn't fully
+# converted"); ExecuTorch's kernels take bool.
+BOOL_REJECTED = frozenset({
+    "aten.max.default", "aten.min.default", "aten.max.dim", "aten.min.dim", "aten.amax.default",
+    "aten.amin.default", "aten.maximum.default", "aten.minimum.default", "aten.clamp.default",
+    "aten.clamp.Tensor", "aten.sign.default",
+})
 # Integer dtypes ordered by range, for casts that widen.
 _INTEGER_RANK = {torch.bool: 0, torch.uint8: 1, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4}
 _INT32 = (-(2**31), 2**31 - 1)
@@ -128,12 +137,24 @@ def _literals_fit_int32(node: torch.fx.Node) -> bool:
 
 
 class OpenvinoOperatorSupport(OperatorSupportBase):
-    """``is_node_supported`` for :class:`torch.fx.passes.infra.partitioner.CapabilityBasedPartitioner`."""
+    """``is_node_supported`` for :class:`torch.fx.passes.infra.partitioner.CapabilityBasedPartitioner`.
+
+    `constant_names` are the placeholders holding parameters, buffers and
+    constants: a bare copy of one stays on ExecuTorch's kernels, which copy
+    from the program's own data instead of a second copy in the delegate.
+    """
+
+    def __init__(self, constant_names=frozenset()):
+        super().__init__()
+        self.constant_names = frozenset(constant_names)
 
     def is_node_supported(self, submodules, node: torch.fx.Node) -> bool:
         if node.op != "call_function":
             return False
         name = op_name(node.target)
+        if (name in COPY_OPS or name in DIM_ORDER_OPS) and node.args and \
+                getattr(node.args[0], "name", None) in self.constant_names:
+            return False
         if name in DIM_ORDER_OPS:
             if not _is_contiguous_dim_order(node):
                 return False
@@ -152,8 +173,16 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         if any(not t.is_contiguous() for t in tensors):
             return False
 
+        input_tensors = [t for v in inputs for t in _tensors(v)]
+        if name in BOOL_REJECTED and input_tensors and all(t.dtype == torch.bool for t in input_tensors):
+            return False
         integer = [t for t in tensors if t.dtype in _INTEGER_RANK and t.dtype != torch.bool]
         if integer:
+            # Index results are exact, but the values they are taken from are
+            # compared in float32 when integer (wrong above 2**24).
+            if name in INDEX_RESULTS and any(t.dtype in _INTEGER_RANK and t.dtype != torch.bool
+                                             for t in input_tensors):
+                return False
             all_int32 = all(t.dtype == torch.int32 for t in integer)
             if name not in VALUE_PRESERVING | INDEX_RESULTS | INDEX_CONSUMERS and not (
                     all_int32 and name in INT32_EXACT):

@@ -29,9 +29,12 @@ class OpenvinoPartitioner(Partitioner):
         self.delegation_spec = DelegationSpec(BACKEND_ID, specs)
 
     def partition(self, exported_program) -> PartitionResult:
+        signature = exported_program.graph_signature
+        constants = {**signature.inputs_to_parameters, **signature.inputs_to_buffers,
+                     **signature.inputs_to_lifted_tensor_constants}
         proposer = CapabilityBasedPartitioner(
             exported_program.graph_module,
-            OpenvinoOperatorSupport(),
+            OpenvinoOperatorSupport(constant_names=constants),
             allows_single_node_partition=True,
         )
         tags = {}
