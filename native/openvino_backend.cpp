@@ -123,6 +123,7 @@ std::string ov_message(const std::string& what) {
 // RAII for the few C objects created per call.
 struct TensorGuard {
   ov_tensor_t* t = nullptr;
+  int64_t scalar = 0;  // storage of an int input for the duration of the call
   ~TensorGuard() { if (t) OpenVinoLibrary::instance().api().ov_tensor_free(t); }
 };
 struct ShapeGuard {
@@ -392,6 +393,7 @@ class OpenVinoBackend final : public BackendInterface {
     const OpenVinoApi& api = OpenVinoLibrary::instance().api();
     const PortInfo& port = partition.inputs[i];
     const std::string which = "execute: input " + std::to_string(i);
+    if (value.isInt()) return bind_int_input(partition, i, value.toInt(), guard);
     if (!value.isTensor()) {
       report_error(which + " is not a tensor (tag " + std::to_string(int(value.tag)) +
                    "); only tensor inputs are delegated");
@@ -440,6 +442,32 @@ class OpenVinoBackend final : public BackendInterface {
     static uint64_t empty_storage = 0;
     void* data = in.numel() == 0 ? &empty_storage : in.mutable_data_ptr();
     if (api.ov_tensor_create_from_host_ptr(type, shape_view(dims), data, &guard->t) != OK ||
+        api.ov_infer_request_set_input_tensor_by_index(partition.request, i, guard->t) != OK) {
+      report_error(ov_message(which + ": could not bind it to the infer request"));
+      return Error::InvalidArgument;
+    }
+    return Error::Ok;
+  }
+
+  // An int (SymInt) argument of the partition: an int64 parameter of shape
+  // (1,), as conversion.py lowers it (OpenVINO's frontend treats ints so).
+  static Error bind_int_input(Partition& partition, size_t i, int64_t value, TensorGuard* guard) {
+    const OpenVinoApi& api = OpenVinoLibrary::instance().api();
+    const PortInfo& port = partition.inputs[i];
+    const std::string which = "execute: input " + std::to_string(i);
+    if (port.type != I64 || !port.is_static || port.shape != std::vector<int64_t>{1}) {
+      report_error(which + " is an int but the compiled model expects a " + ov_type_name(port.type) +
+                   " tensor; lower the model again");
+      return Error::InvalidType;
+    }
+    if (value < INT32_MIN || value > INT32_MAX) {
+      report_error(which + " is the int " + std::to_string(value) + ", outside the int32 range "
+                   "that OpenVINO computes int64 in; its result would be wrong");
+      return Error::InvalidArgument;
+    }
+    guard->scalar = value;
+    std::vector<int64_t> dims{1};
+    if (api.ov_tensor_create_from_host_ptr(I64, shape_view(dims), &guard->scalar, &guard->t) != OK ||
         api.ov_infer_request_set_input_tensor_by_index(partition.request, i, guard->t) != OK) {
       report_error(ov_message(which + ": could not bind it to the infer request"));
       return Error::InvalidArgument;

@@ -24,13 +24,22 @@ def lower(module: torch.nn.Module, example_inputs: tuple, *, device: str = "CPU"
 
     Returns an ``executorch.exir.ExecutorchProgramManager`` (``.buffer`` is the
     ``.pte``). Raises ``ValueError`` for bad compile specs before exporting.
+
+    With ``dynamic_shapes``, the program's inputs and outputs are not memory
+    planned: ExecuTorch would otherwise allocate and zero them at their upper
+    bounds when the method loads (measured: a (n <= 1e6, 256) float32
+    input/output pair cost 1980 MiB resident at load, 27 MiB unplanned).
     """
-    from executorch.exir import to_edge_transform_and_lower
+    from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
+    from executorch.exir.passes import MemoryPlanningPass
 
     partitioner = OpenvinoPartitioner(device=device, inference_precision=inference_precision)
     exported = torch.export.export(module, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
     edge = to_edge_transform_and_lower(exported, partitioner=[partitioner])
-    return edge.to_executorch()
+    if dynamic_shapes is None:
+        return edge.to_executorch()
+    planning = MemoryPlanningPass(alloc_graph_input=False, alloc_graph_output=False)
+    return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=planning))
 
 
 @dataclass(frozen=True)

@@ -162,6 +162,24 @@ def _check_int64_constants(program: torch.export.ExportedProgram) -> None:
                 )
 
 
+def _fix_int_parameters(model, inputs: list) -> None:
+    """Int (SymInt) partition inputs become int64 parameters of shape (1,), as the delegate binds them.
+
+    OpenVINO's FX decoder leaves their type and rank dynamic.
+    """
+    import openvino as ov
+
+    changed = False
+    for i, value in enumerate(inputs):
+        if isinstance(value, torch.SymInt):
+            parameter = model.input(i).get_node()
+            parameter.set_element_type(ov.Type.i64)
+            parameter.set_partial_shape(ov.PartialShape([1]))
+            changed = True
+    if changed:
+        model.validate_nodes_and_infer_types()
+
+
 def convert_partition(program: torch.export.ExportedProgram) -> OpenvinoIr:
     """Returns the OpenVINO IR (XML text, weights) of an edge-dialect partition.
 
@@ -201,8 +219,11 @@ def convert_partition(program: torch.export.ExportedProgram) -> OpenvinoIr:
     if static_shapes:
         model.reshape(static_shapes)
 
+    _fix_int_parameters(model, inputs)
     ppp = ov.preprocess.PrePostProcessor(model)
     for i, value in enumerate(inputs):
+        if isinstance(value, torch.SymInt):
+            continue
         ppp.input(i).tensor().set_element_type(_openvino_type(value, f"partition input {i}"))
     for i, value in enumerate(outputs):
         ppp.output(i).tensor().set_element_type(_openvino_type(value, f"partition output {i}"))

@@ -20,8 +20,9 @@ widen...), produces positions (argmax, topk, pooling indices), reads indices
 (embedding), or is int32 add/sub/mul/abs/neg/minimum/maximum/bitwise (measured
 exact); float64 not at all. The runtime also
 refuses int64 inputs outside the int32 range. A node is further taken only when
-all its tensors are contiguous and none of its arguments is a symbolic integer
-(those partitions would need int inputs, which the delegate does not bind).
+all its tensors are contiguous. Symbolic integers (sizes of dynamic
+dimensions) are computed on ExecuTorch's side and reach a partition as int
+inputs, which the delegate binds as int64 scalars.
 """
 
 from __future__ import annotations
@@ -129,6 +130,16 @@ def _widening_integer_cast(node: torch.fx.Node, out_dtype) -> bool:
     return _INTEGER_RANK[source.dtype] <= _INTEGER_RANK[out_dtype]
 
 
+def _is_bare_copy(node: torch.fx.Node, name: str) -> bool:
+    """A copy with its source's dtype and shape (a cast or reshape is not bare)."""
+    if name not in COPY_OPS and name not in DIM_ORDER_OPS:
+        return False
+    source = node.args[0] if node.args and isinstance(node.args[0], torch.fx.Node) else None
+    value, source_value = node.meta.get("val"), source.meta.get("val") if source is not None else None
+    return (isinstance(value, torch.Tensor) and isinstance(source_value, torch.Tensor)
+            and value.dtype == source_value.dtype and value.shape == source_value.shape)
+
+
 def _literals_fit_int32(node: torch.fx.Node) -> bool:
     """Integer literals within int32, and no float literal (3e9 would be narrowed too)."""
     values = list(node.args) + list(node.kwargs.values())
@@ -152,8 +163,7 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         if node.op != "call_function":
             return False
         name = op_name(node.target)
-        if (name in COPY_OPS or name in DIM_ORDER_OPS) and node.args and \
-                getattr(node.args[0], "name", None) in self.constant_names:
+        if _is_bare_copy(node, name) and node.args[0].name in self.constant_names:
             return False
         if name in DIM_ORDER_OPS:
             if not _is_contiguous_dim_order(node):
@@ -165,8 +175,6 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         if _is_symbolic(output) or not list(_tensors(output)):
             return False
         inputs = [a.meta.get("val") for a in node.all_input_nodes]
-        if any(_is_symbolic(v) for v in inputs):
-            return False
         tensors = list(_tensors(output)) + [t for v in inputs for t in _tensors(v)]
         if any(t.dtype not in TORCH_TO_OPENVINO or t.dtype == torch.float64 for t in tensors):
             return False
