@@ -19,7 +19,7 @@ from .partitioner import OpenvinoPartitioner
 
 
 def lower(module: torch.nn.Module, example_inputs: tuple, *, device: str = "CPU",
-          inference_precision: str = "", dynamic_shapes=None):
+          inference_precision: str = "", dynamic_shapes=None, numerics: str = "exact"):
     """``torch.export`` + ExecuTorch edge lowering with :class:`OpenvinoPartitioner`.
 
     Returns an ``executorch.exir.ExecutorchProgramManager`` (``.buffer`` is the
@@ -33,7 +33,7 @@ def lower(module: torch.nn.Module, example_inputs: tuple, *, device: str = "CPU"
     from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
     from executorch.exir.passes import MemoryPlanningPass
 
-    partitioner = OpenvinoPartitioner(device=device, inference_precision=inference_precision)
+    partitioner = OpenvinoPartitioner(device=device, inference_precision=inference_precision, numerics=numerics)
     exported = torch.export.export(module, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
     edge = to_edge_transform_and_lower(exported, partitioner=[partitioner])
     if dynamic_shapes is None:

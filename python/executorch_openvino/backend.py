@@ -6,6 +6,9 @@ id the native delegate registers (``executorch_openvino.BACKEND_ID``).
 
 from __future__ import annotations
 
+import warnings
+
+import torch
 from executorch.exir.backend.backend_details import BackendDetails, PreprocessResult
 
 from . import processed_blob
@@ -23,9 +26,33 @@ class ExecutorchOpenvinoBackend(BackendDetails):
 
     @staticmethod
     def preprocess(edge_program, compile_specs) -> PreprocessResult:
-        resolve_options(compile_specs)  # fail fast, before OpenVINO is involved
+        options = resolve_options(compile_specs)  # fail fast, before OpenVINO is involved
+        if options.numerics == "exact":
+            _warn_about_flushed_constants(edge_program)
         ir = convert_partition(edge_program)
         return PreprocessResult(processed_bytes=processed_blob.pack(ir))
 
 
 BACKEND_ID = ExecutorchOpenvinoBackend.__name__
+
+
+def _warn_about_flushed_constants(program) -> None:
+    """Names the parameters/buffers whose subnormal or -0.0 values OpenVINO will make 0.0.
+
+    Lifted constants holding such values are kept on ExecuTorch's side by the
+    partitioner; parameters and buffers cannot be (their values are fake while
+    ExecuTorch partitions), and their effect is at most a subnormal or the sign
+    of a zero in a result.
+    """
+    from .operator_support import has_flushed_values
+
+    named = {**program.state_dict, **program.constants}
+    flushed = sorted(name for name, value in named.items()
+                     if isinstance(value, torch.Tensor) and has_flushed_values(value))
+    if flushed:
+        warnings.warn(
+            f"OpenVINO's CPU plugin flushes subnormal and -0.0 constant values to 0.0; these delegated "
+            f"constants hold some: {', '.join(flushed[:5])}{' ...' if len(flushed) > 5 else ''}. Results that "
+            "depend on them may differ from PyTorch by a subnormal or the sign of a zero. Lower with "
+            "numerics='fast' to silence this, or set such values to 0.0 in the model.",
+            stacklevel=2)

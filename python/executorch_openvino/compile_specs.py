@@ -14,6 +14,15 @@ Keys (bytes values, UTF-8):
     gave a max abs error of 0.099 on MiniLM against 1.2e-5 in f32 (measured with
     OpenVINO 2026.4.1, DESIGN.md). The native runtime applies the same rule.
 
+``numerics``
+    ``"exact"`` (default) or ``"fast"``. Read at lowering only (the runtime
+    ignores it). ``exact`` keeps on ExecuTorch's CPU kernels every operation
+    that OpenVINO's CPU plugin computes differently from PyTorch where
+    PyTorch's answer is exact (int64 in 32 bits, integer reductions and
+    comparisons through float32, float64 in float32, subnormal and -0.0
+    constants flushed to zero: the table in README.md, measured with
+    OpenVINO 2025.4.1 and 2026.4.1). ``fast`` delegates them anyway.
+
 When a key is given twice the last value wins, here and in the runtime.
 """
 
@@ -23,7 +32,8 @@ from dataclasses import dataclass
 from typing import Iterable
 
 PRECISIONS = ("f32", "f16", "bf16", "")
-KEYS = ("device", "inference_precision")
+NUMERICS = ("exact", "fast")
+KEYS = ("device", "inference_precision", "numerics")
 
 
 @dataclass(frozen=True)
@@ -36,19 +46,22 @@ class OpenvinoOptions:
 
     device: str = "CPU"
     inference_precision: str = "f32"
+    numerics: str = "exact"
 
 
-def make_compile_specs(device: str = "CPU", inference_precision: str = "") -> list:
+def make_compile_specs(device: str = "CPU", inference_precision: str = "", numerics: str = "exact") -> list:
     """Builds the ExecuTorch ``CompileSpec`` list for the delegate.
 
-    Raises ``ValueError`` (before anything is converted) for an empty device or
-    a precision outside ``f32``, ``f16``, ``bf16``, ``""``.
+    Raises ``ValueError`` (before anything is converted) for an empty device,
+    a precision outside ``f32``, ``f16``, ``bf16``, ``""``, or numerics other
+    than ``exact``/``fast``.
     """
     from executorch.exir.backend.compile_spec_schema import CompileSpec
 
     specs = [
         CompileSpec("device", device.encode()),
         CompileSpec("inference_precision", inference_precision.encode()),
+        CompileSpec("numerics", numerics.encode()),
     ]
     resolve_options(specs)
     return specs
@@ -65,7 +78,7 @@ def resolve_options(specs: Iterable) -> OpenvinoOptions:
     Raises ``ValueError`` naming the key and the allowed values for an unknown
     key, an empty device, or an unknown precision.
     """
-    device, precision, precision_given = "CPU", "", False
+    device, precision, precision_given, numerics = "CPU", "", False, "exact"
     for spec in specs:
         key = spec.key
         try:
@@ -83,8 +96,12 @@ def resolve_options(specs: Iterable) -> OpenvinoOptions:
                     "'f32', 'f16', 'bf16', or '' for the device default"
                 )
             precision, precision_given = value, True
+        elif key == "numerics":
+            if value not in NUMERICS:
+                raise ValueError(f"compile spec 'numerics' is {value!r}; allowed values are 'exact' and 'fast'")
+            numerics = value
         else:
             raise ValueError(f"unknown compile spec {key!r}; the OpenVINO delegate knows {', '.join(KEYS)}")
     if may_run_on_cpu(device) and (not precision_given or precision == ""):
         precision = "f32"
-    return OpenvinoOptions(device=device, inference_precision=precision)
+    return OpenvinoOptions(device=device, inference_precision=precision, numerics=numerics)

@@ -162,6 +162,43 @@ def _check_int64_constants(program: torch.export.ExportedProgram) -> None:
                 )
 
 
+def _restore_dropped_inputs(model, program: torch.export.ExportedProgram):
+    """Puts back, in the partition's order, the parameters OpenVINO's converter dropped as unused.
+
+    Only an input that the partition's graph really does not read is put back;
+    one that it reads (for its shape, say) makes a :class:`ConversionError`,
+    because the runtime binds inputs by position and a missing one would shift
+    the others silently.
+    """
+    import openvino as ov
+
+    names = set(program.graph_signature.user_inputs)
+    placeholders = [n for n in program.graph.nodes if n.op == "placeholder" and n.name in names]
+    by_name = {p.get_friendly_name(): p for p in model.get_parameters()}
+    if len(by_name) == len(placeholders) or not set(by_name) <= {n.name for n in placeholders}:
+        return model  # nothing dropped, or names OpenVINO did not keep: the count check decides
+    parameters = []
+    for position, node in enumerate(placeholders):
+        if node.name in by_name:
+            parameters.append(by_name[node.name])
+            continue
+        if node.users:
+            raise ConversionError(
+                f"OpenVINO's converter dropped partition input {position} ({node.name!r}) although the partition "
+                f"reads it (in {', '.join(u.name for u in node.users)}); the runtime binds inputs by position, "
+                "so this partition cannot be delegated. Please report the model to executorch-openvino")
+        value = node.meta.get("val")
+        if isinstance(value, torch.SymInt):
+            parameter = ov.opset13.parameter([1], ov.Type.i64, name=node.name)
+        else:
+            shape = ov.PartialShape([d if isinstance(d, int) else -1 for d in value.shape])
+            parameter = ov.opset13.parameter(shape, _openvino_type(value, f"partition input {position}"),
+                                             name=node.name)
+        parameter.output(0).get_tensor().set_names({node.name})
+        parameters.append(parameter)
+    return ov.Model(model.get_results(), parameters, model.get_friendly_name())
+
+
 def _fix_int_parameters(model, inputs: list) -> None:
     """Int (SymInt) partition inputs become int64 parameters of shape (1,), as the delegate binds them.
 
@@ -202,6 +239,7 @@ def convert_partition(program: torch.export.ExportedProgram) -> OpenvinoIr:
     if len(model.outputs) == max(positions, default=-1) + 1:
         model = _restore_copies(model, positions)
 
+    model = _restore_dropped_inputs(model, program)
     if len(model.inputs) != len(inputs):
         raise ConversionError(
             f"OpenVINO's model has {len(model.inputs)} inputs but the partition has {len(inputs)}; "

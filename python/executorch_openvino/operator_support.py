@@ -84,6 +84,12 @@ BOOL_REJECTED = frozenset({
     "aten.amin.default", "aten.maximum.default", "aten.minimum.default", "aten.clamp.default",
     "aten.clamp.Tensor", "aten.sign.default",
 })
+# PyTorch accumulates bool and integer inputs of these in int64; OpenVINO keeps
+# the input's type (measured: cumsum of 300 True gives True, of int32 an int32),
+# so they stay on ExecuTorch's kernels whatever the numerics setting.
+ACCUMULATORS = frozenset({
+    "aten.cumsum.default", "aten.prod.default", "aten.prod.dim_int", "aten.sum.default", "aten.sum.dim_IntList",
+})
 # Integer dtypes ordered by range, for casts that widen.
 _INTEGER_RANK = {torch.bool: 0, torch.uint8: 1, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4}
 _INT32 = (-(2**31), 2**31 - 1)
@@ -140,6 +146,28 @@ def _is_bare_copy(node: torch.fx.Node, name: str) -> bool:
             and value.dtype == source_value.dtype and value.shape == source_value.shape)
 
 
+def has_flushed_values(value: torch.Tensor) -> bool:
+    """True for a float tensor holding subnormal values or -0.0, which OpenVINO's CPU plugin
+    turns into 0.0 when they are constants (measured, 2025.4.1 and 2026.4.1)."""
+    if not value.dtype.is_floating_point or value.numel() == 0:
+        return False
+    tiny = torch.finfo(value.dtype).tiny
+    return bool(((value != 0) & (value.abs() < tiny)).any() or ((value == 0) & torch.signbit(value)).any())
+
+
+def flushed_constant_names(program) -> set:
+    """Placeholders of the lifted tensor constants holding subnormal values or -0.0.
+
+    Only those constants have real values while ExecuTorch partitions
+    (parameters and buffers are fake then; preprocess warns about those).
+    """
+    signature = program.graph_signature
+    return {placeholder for placeholder, name in signature.inputs_to_lifted_tensor_constants.items()
+            if isinstance(program.constants.get(name), torch.Tensor)
+            and not isinstance(program.constants[name], torch._subclasses.FakeTensor)
+            and has_flushed_values(program.constants[name])}
+
+
 def _literals_fit_int32(node: torch.fx.Node) -> bool:
     """Integer literals within int32, and no float literal (3e9 would be narrowed too)."""
     values = list(node.args) + list(node.kwargs.values())
@@ -155,9 +183,11 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
     from the program's own data instead of a second copy in the delegate.
     """
 
-    def __init__(self, constant_names=frozenset()):
+    def __init__(self, constant_names=frozenset(), numerics: str = "exact", flushed_constants=frozenset()):
         super().__init__()
         self.constant_names = frozenset(constant_names)
+        self.exact = numerics == "exact"
+        self.flushed_constants = frozenset(flushed_constants)
 
     def is_node_supported(self, submodules, node: torch.fx.Node) -> bool:
         if node.op != "call_function":
@@ -165,6 +195,8 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         name = op_name(node.target)
         if _is_bare_copy(node, name) and node.args[0].name in self.constant_names:
             return False
+        if self.exact and any(a.name in self.flushed_constants for a in node.all_input_nodes):
+            return False  # read on ExecuTorch's side, the constant reaches OpenVINO as an input
         if name in DIM_ORDER_OPS:
             if not _is_contiguous_dim_order(node):
                 return False
@@ -176,14 +208,20 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
             return False
         inputs = [a.meta.get("val") for a in node.all_input_nodes]
         tensors = list(_tensors(output)) + [t for v in inputs for t in _tensors(v)]
-        if any(t.dtype not in TORCH_TO_OPENVINO or t.dtype == torch.float64 for t in tensors):
+        if any(t.dtype not in TORCH_TO_OPENVINO for t in tensors):
             return False
-        if any(not t.is_contiguous() for t in tensors):
-            return False
-
         input_tensors = [t for v in inputs for t in _tensors(v)]
         if name in BOOL_REJECTED and input_tensors and all(t.dtype == torch.bool for t in input_tensors):
             return False
+        if name in ACCUMULATORS and any(t.dtype in _INTEGER_RANK for t in input_tensors):
+            return False
+        if any(not t.is_contiguous() for t in tensors):
+            return False
+        if not self.exact:
+            return True  # numerics="fast": OpenVINO's arithmetic accepted
+        if any(t.dtype == torch.float64 for t in tensors):
+            return False
+
         integer = [t for t in tensors if t.dtype in _INTEGER_RANK and t.dtype != torch.bool]
         if integer:
             # Index results are exact, but the values they are taken from are

@@ -8,7 +8,7 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
 from .backend import BACKEND_ID
 from .compile_specs import make_compile_specs, resolve_options
-from .operator_support import OpenvinoOperatorSupport
+from .operator_support import OpenvinoOperatorSupport, flushed_constant_names
 
 
 class OpenvinoPartitioner(Partitioner):
@@ -17,14 +17,16 @@ class OpenvinoPartitioner(Partitioner):
     What OpenVINO would compute differently from PyTorch stays on ExecuTorch's
     CPU kernels (see :mod:`executorch_openvino.operator_support`).
 
-    ``device`` and ``inference_precision`` become compile specs (see
+    ``device``, ``inference_precision`` and ``numerics`` become compile specs (see
     :mod:`executorch_openvino.compile_specs`); alternatively pass
     ``compile_specs`` directly. Raises ``ValueError`` at construction for an
     unknown precision, device or key, before any conversion starts.
     """
 
-    def __init__(self, device: str = "CPU", inference_precision: str = "", compile_specs=None):
-        specs = list(compile_specs) if compile_specs is not None else make_compile_specs(device, inference_precision)
+    def __init__(self, device: str = "CPU", inference_precision: str = "", compile_specs=None,
+                 numerics: str = "exact"):
+        specs = (list(compile_specs) if compile_specs is not None
+                 else make_compile_specs(device, inference_precision, numerics))
         self.options = resolve_options(specs)
         self.delegation_spec = DelegationSpec(BACKEND_ID, specs)
 
@@ -34,7 +36,8 @@ class OpenvinoPartitioner(Partitioner):
                      **signature.inputs_to_lifted_tensor_constants}
         proposer = CapabilityBasedPartitioner(
             exported_program.graph_module,
-            OpenvinoOperatorSupport(constant_names=constants),
+            OpenvinoOperatorSupport(constant_names=constants, numerics=self.options.numerics,
+                                    flushed_constants=flushed_constant_names(exported_program)),
             allows_single_node_partition=True,
         )
         tags = {}

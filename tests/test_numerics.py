@@ -1,0 +1,108 @@
+"""Where OpenVINO's CPU plugin computes differently from PyTorch (tests/numerics_table.py measures it),
+the default lowering keeps the result exact; ``numerics="fast"`` delegates anyway."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import executorch_openvino as exov
+from conftest import Fn, assert_matches_eager, eager, lower
+
+I32, U8, I8, I16 = torch.int32, torch.uint8, torch.int8, torch.int16
+B = 2**24 + 1
+
+
+def assert_exactly_eager(actual, expected):
+    assert_matches_eager(actual, expected, rtol=0, atol=0)
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        if e.dtype.is_floating_point:
+            assert torch.equal(torch.signbit(a), torch.signbit(e)), f"output {i}: sign of zero differs: {a} vs {e}"
+
+
+# The rows of the README's table that OpenVINO gets wrong (both releases).
+DIFFERING = {
+    "int64 add": (lambda i: i + 1, (torch.tensor([2**31 - 1]),)),
+    "int64 mul": (lambda i: i * 100000, (torch.tensor([70000]),)),
+    "int32 sum": (lambda i: i.sum(), (torch.tensor([2**24, 1], dtype=I32),)),
+    "int32 amax": (lambda i: i.amax(), (torch.tensor([B, 0], dtype=I32),)),
+    "int32 amin": (lambda i: i.amin(), (torch.tensor([-B, 0], dtype=I32),)),
+    "int32 max": (lambda i: i.max(), (torch.tensor([B, 3], dtype=I32),)),
+    "int32 min(dim)": (lambda i: i.min(1)[0], (torch.tensor([[B, B + 2]], dtype=I32),)),
+    "int32 prod": (lambda i: i.prod(), (torch.tensor([1000, 1000, 1000], dtype=I32),)),
+    "uint8 add": (lambda u: u + 200, (torch.tensor([250], dtype=U8),)),
+    "int32 floor divide": (lambda i: i // 2, (torch.tensor([-7], dtype=I32),)),
+    "float64 mul": (lambda x, y: x * y, (torch.tensor([1e300], dtype=torch.float64),
+                                         torch.tensor([1.0000001], dtype=torch.float64))),
+    "subnormal constant": (lambda x: x + torch.tensor([1e-40, 2e-39]), (torch.zeros(2),)),
+    "-0.0 constant": (lambda x: x * torch.tensor([-0.0, 1.0]), (torch.ones(2),)),
+}
+
+
+@pytest.mark.parametrize("case", list(DIFFERING))
+def test_default_lowering_is_exact(case):
+    fn, inputs = DIFFERING[case]
+    model = Fn(lambda *a: (fn(*a), a[0].float() * 0.5))  # something for OpenVINO beside it
+    pte, summary = lower(model, inputs)
+    assert summary.delegated >= 1
+    method = exov.load_method(pte)
+    for _ in range(2):
+        assert_exactly_eager(list(method.execute(list(inputs))), eager(model, inputs))
+
+
+@pytest.mark.parametrize("case", ["int32 amax", "int64 add", "float64 mul", "uint8 add"])
+def test_fast_numerics_delegates_them(case):
+    fn, inputs = DIFFERING[case]
+    _, exact = lower(Fn(fn), inputs)
+    _, fast = lower(Fn(fn), inputs, partitioner=exov.OpenvinoPartitioner(numerics="fast"))
+    assert fast.delegated == fast.total > exact.delegated
+
+
+def test_unknown_numerics_is_refused_before_lowering():
+    with pytest.raises(ValueError, match="compile spec 'numerics' is 'approximate'; allowed values are 'exact' and 'fast'"):
+        exov.OpenvinoPartitioner(numerics="approximate")
+
+
+class SubnormalBuffer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.tensor([1.0, 1e-40]))
+
+    def forward(self, x):
+        return x * self.scale
+
+
+def test_a_buffer_with_subnormal_values_is_named_in_a_warning():
+    with pytest.warns(UserWarning, match="flushes subnormal and -0.0 constant values to 0.0.*scale"):
+        lower(SubnormalBuffer(), (torch.ones(2),))
+
+
+MASK = (torch.arange(600) % 3 != 0)  # 400 True: counts past 255
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, U8, I8, I16, I32])
+@pytest.mark.parametrize("op", ["cumsum", "prod", "sum"])
+def test_integer_accumulation_is_int64_as_in_pytorch(op, dtype):
+    values = MASK.to(dtype) if op != "prod" else (MASK.to(dtype) + (dtype != torch.bool)).view(60, 10)[:, :4].contiguous()
+    fn = {
+        "cumsum": lambda v: (v.cumsum(0), v.float() * 2),
+        "prod": lambda v: (v.prod(1), v.float() * 2),
+        "sum": lambda v: (v.sum(), v.float() * 2),
+    }[op]
+    pte, _ = lower(Fn(fn), (values,))
+    method = exov.load_method(pte)
+    expected = eager(Fn(fn), (values,))
+    assert expected[0].dtype == torch.int64
+    for _ in range(3):
+        assert_exactly_eager(list(method.execute([values])), expected)
+
+
+@pytest.mark.parametrize("numerics", ["exact", "fast"])
+def test_cumsum_of_constants_is_right_on_every_call(numerics):
+    """Position ids built as ones_like(x).cumsum(): run several times in one loaded method."""
+    model = Fn(lambda ids, x: ((torch.ones_like(ids).cumsum(1) - 1) * ids, x.cumsum(0) * 2))
+    inputs = (torch.ones(2, 7, dtype=torch.int64), torch.randn(5))
+    pte, _ = lower(model, inputs, partitioner=exov.OpenvinoPartitioner(numerics=numerics))
+    method = exov.load_method(pte)
+    for _ in range(3):
+        assert_matches_eager(list(method.execute(list(inputs))), eager(model, inputs))
