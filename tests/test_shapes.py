@@ -91,3 +91,14 @@ print(loaded - before, rss_mib() - before)
     # The first call costs ~1 GiB more, but that is executorch.runtime allocating
     # the unplanned output at its upper bound (the same without any delegate).
     assert load_cost < 200, f"loading cost {load_cost} MiB resident"
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int16, torch.uint8])
+def test_zero_dim_integer_times_python_int_keeps_its_dtype(dtype):
+    """exov.lower works around ExecuTorch's to_edge, which returns int64 here (with or without a delegate)."""
+    model = Fn(lambda s: (s * 2, s + 3, s - 1))
+    inputs = (torch.tensor(7, dtype=dtype),)
+    method = exov.load_method(exov.lower(model, inputs).buffer)
+    outputs = list(method.execute(list(inputs)))
+    assert [tuple(o.shape) for o in outputs] == [(), (), ()]
+    assert_matches_eager(outputs, eager(model, inputs))
