@@ -6,6 +6,7 @@ Sessions (``nox -l`` lists them):
   repair                auditwheel repair of the built wheel      -> build/wheels/repaired/
   tests-<openvino>      fresh venv: repaired wheel + torch + that openvino; pytest
   demo                  the main job: build, repair, install, run MiniLM on OpenVINO
+  numerics-<openvino>   prints what OpenVINO computes differently from PyTorch (README table)
 
 Sessions compose: ``tests`` and ``demo`` require ``repair``, which keeps a
 repaired wheel newer than every source file and otherwise builds and repairs
@@ -172,3 +173,12 @@ def demo(session: nox.Session) -> None:
         session.run("python", "-m", "executorch_openvino.examples.minilm", "--output", str(out / "minilm.pte"),
                     env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
     session.log(f"wheel: {wheel}")
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize("openvino", OPENVINO_RELEASES, ids=OPENVINO_RELEASES)
+def numerics(session: nox.Session, openvino: str) -> None:
+    """Measures OpenVINO's CPU results against eager PyTorch where PyTorch's are exact (a Markdown table)."""
+    session.install(TORCH)
+    session.install(f"openvino=={openvino}", "numpy", "packaging")
+    session.run("python", str(ROOT / "tests" / "numerics_table.py"))
