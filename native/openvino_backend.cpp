@@ -449,13 +449,15 @@ class OpenVinoBackend final : public BackendInterface {
     return Error::Ok;
   }
 
-  // An int (SymInt) argument of the partition: an int64 parameter of shape
-  // (1,), as conversion.py lowers it (OpenVINO's frontend treats ints so).
+  // An int (SymInt) argument of the partition: a one-element int64 parameter,
+  // as conversion.py lowers it.
   static Error bind_int_input(Partition& partition, size_t i, int64_t value, TensorGuard* guard) {
     const OpenVinoApi& api = OpenVinoLibrary::instance().api();
     const PortInfo& port = partition.inputs[i];
     const std::string which = "execute: input " + std::to_string(i);
-    if (port.type != I64 || !port.is_static || port.shape != std::vector<int64_t>{1}) {
+    // One element: shape () or (1,), whichever the conversion chose.
+    if (port.type != I64 || !port.is_static || port.shape.size() > 1 ||
+        (port.shape.size() == 1 && port.shape[0] != 1)) {
       report_error(which + " is an int but the compiled model expects a " + ov_type_name(port.type) +
                    " tensor; lower the model again");
       return Error::InvalidType;
@@ -466,7 +468,7 @@ class OpenVinoBackend final : public BackendInterface {
       return Error::InvalidArgument;
     }
     guard->scalar = value;
-    std::vector<int64_t> dims{1};
+    std::vector<int64_t> dims = port.shape;
     if (api.ov_tensor_create_from_host_ptr(I64, shape_view(dims), &guard->scalar, &guard->t) != OK ||
         api.ov_infer_request_set_input_tensor_by_index(partition.request, i, guard->t) != OK) {
       report_error(ov_message(which + ": could not bind it to the infer request"));

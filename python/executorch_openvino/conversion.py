@@ -189,7 +189,7 @@ def _restore_dropped_inputs(model, program: torch.export.ExportedProgram):
                 "so this partition cannot be delegated. Please report the model to executorch-openvino")
         value = node.meta.get("val")
         if isinstance(value, torch.SymInt):
-            parameter = ov.opset13.parameter([1], ov.Type.i64, name=node.name)
+            parameter = ov.opset13.parameter([], ov.Type.i64, name=node.name)
         else:
             shape = ov.PartialShape([d if isinstance(d, int) else -1 for d in value.shape])
             parameter = ov.opset13.parameter(shape, _openvino_type(value, f"partition input {position}"),
@@ -200,7 +200,7 @@ def _restore_dropped_inputs(model, program: torch.export.ExportedProgram):
 
 
 def _fix_int_parameters(model, inputs: list) -> None:
-    """Int (SymInt) partition inputs become int64 parameters of shape (1,), as the delegate binds them.
+    """Int (SymInt) partition inputs become 0-d int64 parameters, as the delegate binds them.
 
     OpenVINO's FX decoder leaves their type and rank dynamic.
     """
@@ -211,7 +211,7 @@ def _fix_int_parameters(model, inputs: list) -> None:
         if isinstance(value, torch.SymInt):
             parameter = model.input(i).get_node()
             parameter.set_element_type(ov.Type.i64)
-            parameter.set_partial_shape(ov.PartialShape([1]))
+            parameter.set_partial_shape(ov.PartialShape([]))
             changed = True
     if changed:
         model.validate_nodes_and_infer_types()

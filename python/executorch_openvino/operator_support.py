@@ -22,7 +22,8 @@ exact); float64 not at all. The runtime also
 refuses int64 inputs outside the int32 range. A node is further taken only when
 all its tensors are contiguous. Symbolic integers (sizes of dynamic
 dimensions) are computed on ExecuTorch's side and reach a partition as int
-inputs, which the delegate binds as int64 scalars.
+inputs, which the delegate binds as 0-d int64 tensors; only views and expands
+take them (see SYMINT_ARGUMENT_OPS).
 """
 
 from __future__ import annotations
@@ -89,6 +90,14 @@ BOOL_REJECTED = frozenset({
 # so they stay on ExecuTorch's kernels whatever the numerics setting.
 ACCUMULATORS = frozenset({
     "aten.cumsum.default", "aten.prod.default", "aten.prod.dim_int", "aten.sum.default", "aten.sum.dim_IntList",
+})
+# Ops that may take an int (SymInt) argument: OpenVINO's converter reads the
+# sizes lists of these as scalars, which is how the delegate binds ints. It
+# wants 1-element tensors elsewhere (slice bounds: "shape_rank.compatible(1)"
+# fails), so other ops with int arguments stay on ExecuTorch's kernels.
+SYMINT_ARGUMENT_OPS = frozenset({
+    "aten.view_copy.default", "aten.view.default", "aten._unsafe_view.default", "aten.reshape.default",
+    "aten.expand_copy.default", "aten.expand.default",
 })
 # Integer dtypes ordered by range, for casts that widen.
 _INTEGER_RANK = {torch.bool: 0, torch.uint8: 1, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4}
@@ -207,6 +216,8 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         if _is_symbolic(output) or not list(_tensors(output)):
             return False
         inputs = [a.meta.get("val") for a in node.all_input_nodes]
+        if name not in SYMINT_ARGUMENT_OPS and any(_is_symbolic(v) for v in inputs):
+            return False
         tensors = list(_tensors(output)) + [t for v in inputs for t in _tensors(v)]
         if any(t.dtype not in TORCH_TO_OPENVINO for t in tensors):
             return False
