@@ -106,3 +106,28 @@ def test_cumsum_of_constants_is_right_on_every_call(numerics):
     method = exov.load_method(pte)
     for _ in range(3):
         assert_matches_eager(list(method.execute(list(inputs))), eager(model, inputs))
+
+
+class PositionIds(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("segments", torch.tensor([[1, 1, 0, 1, 1]], dtype=torch.int32))
+
+    def forward(self, ids, x):
+        positions = torch.ones_like(ids).cumsum(1) - 1   # constant: static shape
+        segment_ends = self.segments.cumsum(1)           # constant: a buffer
+        running = (x > 0).cumsum(0)                       # depends on x: computed every call
+        return positions * ids, segment_ends + ids, running, x * 2
+
+
+def test_integer_cumsums_of_constants_are_folded_each_on_its_own():
+    from executorch_openvino.constant_folding import fold_constant_integer_cumsums
+
+    model = PositionIds().eval()
+    inputs = (torch.arange(5).view(1, 5), torch.randn(300))
+    folded = fold_constant_integer_cumsums(torch.export.export(model, inputs))
+    assert folded == ["cumsum", "cumsum_1"]
+    method = exov.load_method(exov.lower(model, inputs).buffer)
+    for _ in range(3):
+        x = torch.randn(300)
+        assert_exactly_eager(list(method.execute([inputs[0], x])), eager(model, (inputs[0], x)))

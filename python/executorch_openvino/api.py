@@ -16,6 +16,7 @@ import torch
 
 from . import _native
 from .partitioner import OpenvinoPartitioner
+from .constant_folding import fold_constant_integer_cumsums
 from .scalar_promotion import keep_zero_dim_integer_dtypes
 
 
@@ -37,6 +38,7 @@ def lower(module: torch.nn.Module, example_inputs: tuple, *, device: str = "CPU"
     partitioner = OpenvinoPartitioner(device=device, inference_precision=inference_precision, numerics=numerics)
     exported = torch.export.export(module, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
     keep_zero_dim_integer_dtypes(exported)
+    fold_constant_integer_cumsums(exported)
     edge = to_edge_transform_and_lower(exported, partitioner=[partitioner])
     if dynamic_shapes is None:
         return edge.to_executorch()
