@@ -96,9 +96,37 @@ print(loaded - before, rss_mib() - before)
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int16, torch.uint8])
 def test_zero_dim_integer_times_python_int_keeps_its_dtype(dtype):
     """exov.lower works around ExecuTorch's to_edge, which returns int64 here (with or without a delegate)."""
-    model = Fn(lambda s: (s * 2, s + 3, s - 1))
+    model = Fn(lambda s: (s * 2, s + 3, s - 1, 5 - s))
     inputs = (torch.tensor(7, dtype=dtype),)
     method = exov.load_method(exov.lower(model, inputs).buffer)
     outputs = list(method.execute(list(inputs)))
-    assert [tuple(o.shape) for o in outputs] == [(), (), ()]
+    assert [tuple(o.shape) for o in outputs] == [(), (), (), ()]
     assert_matches_eager(outputs, eager(model, inputs))
+
+
+class SplitHeads(torch.nn.Module):
+    """GPT-style attention reshapes: batch and length both dynamic."""
+
+    def forward(self, x):
+        batch, length, _ = x.shape
+        q, k = x.split(8, dim=-1)
+        return q.reshape(batch, length, 2, 4) * 2, k.reshape(batch, length, 2, 4) + 1
+
+
+def test_sizes_specialised_by_executorch_are_not_baked_in():
+    """ExecuTorch's metadata holds the example batch (2) as a plain int; OpenVINO made it a constant."""
+    dims = {0: torch.export.Dim("b", min=2, max=8), 1: torch.export.Dim("t", min=2, max=64)}
+    program = exov.lower(SplitHeads(), (torch.randn(2, 5, 16),), dynamic_shapes=(dims,))
+    method = exov.load_method(program.buffer)
+    for shape in [(2, 5, 16), (3, 9, 16), (8, 2, 16), (2, 64, 16)]:
+        x = torch.randn(*shape)
+        assert_matches_eager(list(method.execute([x])), eager(SplitHeads(), (x,)))
+
+
+def test_expand_by_two_dynamic_sizes_lowers_and_runs():
+    model = Fn(lambda x, y: x.expand(x.shape[0], y.shape[0]) * 2 + y)
+    dims = ({0: torch.export.Dim("n", min=1, max=64)}, {0: torch.export.Dim("m", min=1, max=32)})
+    method = exov.load_method(exov.lower(model, (torch.randn(5, 1), torch.randn(3)), dynamic_shapes=(dims,)).buffer)
+    for n, m in [(5, 3), (1, 32), (64, 1), (7, 7)]:
+        inputs = (torch.randn(n, 1), torch.randn(m))
+        assert_matches_eager(list(method.execute(list(inputs))), eager(model, inputs))

@@ -60,7 +60,6 @@ VALUE_PRESERVING = frozenset({
 # element count, so int32 arithmetic cannot change them.
 INDEX_RESULTS = frozenset({
     "aten.argmax.default", "aten.argmin.default", "aten.topk.default", "aten.sort.default", "aten.sort.stable",
-    "aten.max.dim", "aten.min.dim",
     "aten.max_pool2d_with_indices.default", "aten.max_pool3d_with_indices.default",
     "aten.adaptive_max_pool2d.default", "aten.adaptive_max_pool1d.default",
 })
@@ -99,6 +98,9 @@ SYMINT_ARGUMENT_OPS = frozenset({
     "aten.view_copy.default", "aten.view.default", "aten._unsafe_view.default", "aten.reshape.default",
     "aten.expand_copy.default", "aten.expand.default",
 })
+# An expand with two different int sizes converts to a Broadcast of unknown
+# rank ("Accessing out-of-range dimension"), measured with 2026.4.1.
+_EXPANDS = frozenset({"aten.expand_copy.default", "aten.expand.default"})
 # Integer dtypes ordered by range, for casts that widen.
 _INTEGER_RANK = {torch.bool: 0, torch.uint8: 1, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4}
 _INT32 = (-(2**31), 2**31 - 1)
@@ -124,6 +126,25 @@ def _is_symbolic(value) -> bool:
     if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
         return True
     return isinstance(value, (list, tuple)) and any(_is_symbolic(v) for v in value)
+
+
+def _int_arguments_allowed(node: torch.fx.Node, name: str, inputs: list) -> bool:
+    """Int arguments computed by other nodes: SymInts, to views and (one distinct) to expands only.
+
+    A SymInt that is a plain number there is a size ExecuTorch specialised in
+    its metadata but computes at run time; OpenVINO would bake the example value in (a dynamic
+    batch came back with the batch of the example).
+    """
+    computed = [v for v in inputs if isinstance(v, (int, float, torch.SymInt, torch.SymFloat, torch.SymBool))]
+    if not computed:
+        return True
+    from torch.fx.experimental.symbolic_shapes import is_concrete_int
+
+    if name not in SYMINT_ARGUMENT_OPS or not all(
+            isinstance(v, torch.SymInt) and not is_concrete_int(v) for v in computed):
+        return False
+    return name not in _EXPANDS or len({a for a in node.all_input_nodes
+                                        if isinstance(a.meta.get("val"), torch.SymInt)}) <= 1
 
 
 def _is_contiguous_dim_order(node: torch.fx.Node) -> bool:
@@ -216,7 +237,7 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         if _is_symbolic(output) or not list(_tensors(output)):
             return False
         inputs = [a.meta.get("val") for a in node.all_input_nodes]
-        if name not in SYMINT_ARGUMENT_OPS and any(_is_symbolic(v) for v in inputs):
+        if not _int_arguments_allowed(node, name, inputs):
             return False
         tensors = list(_tensors(output)) + [t for v in inputs for t in _tensors(v)]
         if any(t.dtype not in TORCH_TO_OPENVINO for t in tensors):
