@@ -7,6 +7,7 @@ Sessions (``nox -l`` lists them):
   tests-<openvino>      fresh venv: repaired wheel + torch + that openvino; pytest
   demo                  the main job: build, repair, install, run MiniLM on OpenVINO
   numerics-<openvino>   prints what OpenVINO computes differently from PyTorch (README table)
+  conformance-<openvino> fresh venv as for tests; ExecuTorch's operator conformance suite
 
 Sessions compose: ``tests`` and ``demo`` require ``repair``, which keeps a
 repaired wheel newer than every source file and otherwise builds and repairs
@@ -182,3 +183,27 @@ def numerics(session: nox.Session, openvino: str) -> None:
     session.install(TORCH)
     session.install(f"openvino=={openvino}", "numpy", "packaging")
     session.run("python", str(ROOT / "tests" / "numerics_table.py"))
+
+
+# ExecuTorch's operator conformance suite (in the executorch wheel) against our delegate.
+CONFORMANCE_REQUIREMENTS = ["pytest", "numpy", "pytest-xdist", "pytest-timeout"]
+CONFORMANCE_MIN_PASSED = 400
+
+
+@nox.session(python=PYTHON, requires=["repair"])
+@nox.parametrize("openvino", OPENVINO_RELEASES, ids=OPENVINO_RELEASES)
+def conformance(session: nox.Session, openvino: str) -> None:
+    """ExecuTorch's backend conformance suite (operators) against the installed, repaired wheel.
+
+    Prints passed/failed/skipped per operator and in total; fails on any failed
+    test or, on a full run, fewer than CONFORMANCE_MIN_PASSED passed. Pytest
+    arguments after `--` (e.g. `-k add`, `-n 1`) go to the suite's pytest run.
+    """
+    wheel = _repaired_wheel(session)
+    _install_runtime(session, wheel, openvino, *CONFORMANCE_REQUIREMENTS)
+    report = BUILD / "conformance" / f"openvino-{openvino}.json"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    with session.chdir(session.create_tmp()):  # python/ is not importable from here
+        session.run("python", str(ROOT / "tests" / "conformance" / "run_suite.py"),
+                    *([] if session.posargs else ["--min-passed", str(CONFORMANCE_MIN_PASSED)]),
+                    "--report", str(report), "-n", "2", *session.posargs)
