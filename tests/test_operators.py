@@ -71,3 +71,9 @@ def test_operator_matches_eager(name, shape_index):
     factory, shapes = CASES[name]
     torch.manual_seed(shape_index)
     check_fully_delegated(factory(), shapes[shape_index])
+
+
+@pytest.mark.parametrize("op", ["amax", "amin"])
+def test_reduction_over_all_dims(op):
+    """OpenVINO 2025.4.1's converter failed on ``x.amax()`` without a dim, and the whole lowering with it."""
+    check_fully_delegated(Fn(lambda x: getattr(x, op)()), (torch.randn(3, 4),))

@@ -53,7 +53,19 @@ def _restore_aten_ops(program: torch.export.ExportedProgram) -> None:
             if aten_op is not None:
                 node.target = aten_op
                 node.kwargs = {k: v for k, v in node.kwargs.items() if k != "dim_order"}
+            _spell_out_all_dims(node)
     program.graph_module.recompile()
+
+
+def _spell_out_all_dims(node: torch.fx.Node) -> None:
+    """``x.amax()`` as ``x.amax(all dims)``: OpenVINO 2025.4.1's converter needs the dim argument
+    ("Got less inputs 1 than expected 2")."""
+    if op_name(node.target) not in ("aten.amax.default", "aten.amin.default"):
+        return
+    value = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
+    if len(node.args) == 1 and "dim" not in node.kwargs and isinstance(value, torch.Tensor) and value.dim() > 0:
+        node.args = (node.args[0], list(range(value.dim())), node.kwargs.get("keepdim", False))
+        node.kwargs = {}
 
 
 # Ops that OpenVINO's converter turns into nothing when the result has its
