@@ -78,14 +78,22 @@ COPY_OPS = frozenset({
 })
 
 
+def is_bare_copy(node) -> bool:
+    """A copy op whose result has its source's dtype and shape (a cast or reshape is not bare)."""
+    if not (isinstance(node, torch.fx.Node) and node.op == "call_function" and node.args
+            and isinstance(node.args[0], torch.fx.Node)):
+        return False
+    name = op_name(node.target)
+    if name not in COPY_OPS and name not in DIM_ORDER_OPS:
+        return False
+    value, source = node.meta.get("val"), node.args[0].meta.get("val")
+    return (isinstance(value, torch.Tensor) and isinstance(source, torch.Tensor)
+            and value.dtype == source.dtype and value.shape == source.shape)
+
+
 def _copy_source(node):
     """The node whose values `node` returns unchanged (itself when it computes something)."""
-    while (isinstance(node, torch.fx.Node) and node.op == "call_function" and op_name(node.target) in COPY_OPS
-           and node.args and isinstance(node.args[0], torch.fx.Node)):
-        value, source = node.meta.get("val"), node.args[0].meta.get("val")
-        if not (isinstance(value, torch.Tensor) and isinstance(source, torch.Tensor)
-                and value.dtype == source.dtype and value.shape == source.shape):
-            break
+    while is_bare_copy(node):
         node = node.args[0]
     return node
 

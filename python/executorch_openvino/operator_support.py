@@ -33,7 +33,7 @@ import functools
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-from .conversion import COPY_OPS, DIM_ORDER_OPS, TORCH_TO_OPENVINO, op_name
+from .conversion import DIM_ORDER_OPS, TORCH_TO_OPENVINO, is_bare_copy, op_name
 
 # Ops whose integer results are values of their integer inputs (or of constant
 # arguments checked separately): OpenVINO's narrowing cannot change them when
@@ -173,16 +173,6 @@ def _widening_integer_cast(node: torch.fx.Node, out_dtype) -> bool:
     return _INTEGER_RANK[source.dtype] <= _INTEGER_RANK[out_dtype]
 
 
-def _is_bare_copy(node: torch.fx.Node, name: str) -> bool:
-    """A copy with its source's dtype and shape (a cast or reshape is not bare)."""
-    if name not in COPY_OPS and name not in DIM_ORDER_OPS:
-        return False
-    source = node.args[0] if node.args and isinstance(node.args[0], torch.fx.Node) else None
-    value, source_value = node.meta.get("val"), source.meta.get("val") if source is not None else None
-    return (isinstance(value, torch.Tensor) and isinstance(source_value, torch.Tensor)
-            and value.dtype == source_value.dtype and value.shape == source_value.shape)
-
-
 def has_flushed_values(value: torch.Tensor) -> bool:
     """True for a float tensor holding subnormal values or -0.0, which OpenVINO's CPU plugin
     turns into 0.0 when they are constants (measured, 2025.4.1 and 2026.4.1)."""
@@ -256,7 +246,7 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         if node.op != "call_function":
             return False
         name = op_name(node.target)
-        if _is_bare_copy(node, name) and node.args[0].name in self.constant_names:
+        if is_bare_copy(node) and node.args[0].name in self.constant_names:
             return False
         if self.exact and any(a.name in self.flushed_constants for a in node.all_input_nodes):
             return False  # read on ExecuTorch's side, the constant reaches OpenVINO as an input
@@ -275,10 +265,10 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         inputs = [a.meta.get("val") for a in node.all_input_nodes]
         if not _int_arguments_allowed(node, name, inputs):
             return False
-        tensors = list(_tensors(output)) + [t for v in inputs for t in _tensors(v)]
+        input_tensors = [t for v in inputs for t in _tensors(v)]
+        tensors = list(_tensors(output)) + input_tensors
         if any(t.dtype not in TORCH_TO_OPENVINO for t in tensors):
             return False
-        input_tensors = [t for v in inputs for t in _tensors(v)]
         if name in BOOL_REJECTED and input_tensors and all(t.dtype == torch.bool for t in input_tensors):
             return False
         if name in ACCUMULATORS and any(t.dtype in _INTEGER_RANK for t in input_tensors):
