@@ -33,6 +33,7 @@ import functools
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
+from .avg_pool_padding import AVG_POOLS, divides_like_pytorch, divisor_override
 from .conversion import DIM_ORDER_OPS, TORCH_TO_OPENVINO, is_bare_copy, op_name
 
 # Ops whose integer results are values of their integer inputs (or of constant
@@ -104,13 +105,6 @@ _EXPANDS = frozenset({"aten.expand_copy.default", "aten.expand.default"})
 # Integer dtypes ordered by range, for casts that widen.
 _INTEGER_RANK = {torch.bool: 0, torch.uint8: 1, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4}
 _INT32 = (-(2**31), 2**31 - 1)
-# Average pools with ceil_mode, count_include_pad and padding: when the last
-# window runs past the padded input, OpenVINO divides it by the whole kernel,
-# PyTorch by the part inside (AvgPool1d(3, 2, padding=1, ceil_mode=True) over 100
-# elements: last output x[99]/3 against PyTorch's x[99]/2, both releases; without
-# padding both divide by the part inside). Only those shapes stay on ExecuTorch:
-# its portable kernels have no avg_pool3d.
-AVG_POOLS = frozenset({"aten.avg_pool1d.default", "aten.avg_pool2d.default", "aten.avg_pool3d.default"})
 
 
 @functools.lru_cache(maxsize=1)
@@ -195,32 +189,6 @@ def flushed_constant_names(program) -> set:
             and has_flushed_values(program.constants[name])}
 
 
-def _avg_pool_divides_like_pytorch(node: torch.fx.Node) -> bool:
-    # avg_poolNd(self, kernel_size, stride=[], padding=0, ceil_mode=False, count_include_pad=True, ...)
-    def arg(i, name, default):
-        return node.kwargs.get(name, node.args[i] if len(node.args) > i else default)
-
-    if not (arg(4, "ceil_mode", False) and arg(5, "count_include_pad", True)):
-        return True
-    source, out = node.args[0].meta.get("val"), node.meta.get("val")
-    if not isinstance(source, torch.Tensor) or not isinstance(out, torch.Tensor):
-        return False
-    kernel = list(arg(1, "kernel_size", []))
-    rank = len(kernel)
-    stride = list(arg(2, "stride", [])) or kernel
-    padding = arg(3, "padding", 0)
-    padding = [padding] * rank if isinstance(padding, int) else list(padding)
-    stride, padding = ([v[0]] * rank if len(v) == 1 else v for v in (stride, padding))
-    if not any(padding):
-        return True
-    for d in range(rank):
-        length, outputs = source.shape[-rank + d], out.shape[-rank + d]
-        last_end = (outputs - 1) * stride[d] - padding[d] + kernel[d]
-        if last_end > length + padding[d]:
-            return False  # the last window overflows the padded input: divisors differ
-    return True
-
-
 def _literals_fit_int32(node: torch.fx.Node) -> bool:
     """Integer literals within int32, and no float literal (3e9 would be narrowed too)."""
     values = list(node.args) + list(node.kwargs.values())
@@ -256,7 +224,9 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         elif name != "getitem" and f"torch.ops.{name}" not in openvino_supported_ops():
             return False
 
-        if name in AVG_POOLS and not _avg_pool_divides_like_pytorch(node):
+        if name in AVG_POOLS and (divisor_override(node) or divides_like_pytorch(node) is None):
+            # OpenVINO's converter refuses divisor_override; conversion can
+            # only rewrite a wrongly divided pool of static sizes.
             return False
 
         output = node.meta.get("val")
