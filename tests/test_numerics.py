@@ -131,3 +131,33 @@ def test_integer_cumsums_of_constants_are_folded_each_on_its_own():
     for _ in range(3):
         x = torch.randn(300)
         assert_exactly_eager(list(method.execute([inputs[0], x])), eager(model, (inputs[0], x)))
+
+
+@torch.library.custom_op("exov_test::fails_when_run", mutates_args=())
+def _fails_when_run(x: torch.Tensor) -> torch.Tensor:
+    raise RuntimeError("this op cannot run at lowering time")
+
+
+@_fails_when_run.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+class UnfoldableCumsum(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("counts", torch.tensor([3, 1, 2], dtype=torch.int32))
+
+    def forward(self, x):
+        return _fails_when_run(self.counts).cumsum(0) + x, self.counts.cumsum(0) + x
+
+
+def test_a_cumsum_of_constants_that_cannot_be_evaluated_is_named_and_left_in_place():
+    from executorch_openvino.constant_folding import fold_constant_integer_cumsums
+
+    program = torch.export.export(UnfoldableCumsum().eval(), (torch.ones(3, dtype=torch.int64),))
+    with pytest.warns(UserWarning, match=r"integer cumsum 'cumsum' reads only constants but could not be "
+                                         r"folded \(RuntimeError: this op cannot run at lowering time\)"):
+        folded = fold_constant_integer_cumsums(program)
+    assert folded == ["cumsum_1"]  # the other one is still folded
+    assert [n.name for n in program.graph.nodes if n.target == torch.ops.aten.cumsum.default] == ["cumsum"]
