@@ -2,8 +2,6 @@
 
 #ifdef _WIN32
 #include <windows.h>
-
-#include <vector>
 #else
 #include <dlfcn.h>
 #endif
@@ -33,15 +31,30 @@ std::string last_windows_error() {
   while (!msg.empty() && (msg.back() == '\n' || msg.back() == '\r')) msg.pop_back();
   return msg;
 }
+
+bool is_absolute(const std::wstring& p) {
+  bool drive = p.size() > 2 && p[1] == L':' && (p[2] == L'\\' || p[2] == L'/');
+  bool unc = p.size() > 2 && (p[0] == L'\\' || p[0] == L'/') && (p[1] == L'\\' || p[1] == L'/');
+  return drive || unc;
+}
 }  // namespace
 
-void* open_library(const std::string& path, std::string* error) {
+void* open_library(const std::string& path, const std::vector<std::string>& dependency_dirs,
+                   std::string* error) {
   std::wstring wide = widen(path);
   // LoadLibraryExW with LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR requires an absolute path.
-  bool absolute = wide.size() > 2 && (wide[1] == L':' || (wide[0] == L'\\' && wide[1] == L'\\'));
-  if (!absolute) {
+  if (!is_absolute(wide)) {
     *error = "refused: '" + path + "' is not an absolute path (relative names would search PATH)";
     return nullptr;
+  }
+  for (const std::string& dir : dependency_dirs) {
+    std::wstring wide_dir = widen(dir);
+    // Kept for the process: OpenVINO loads its plugins, and they TBB, later.
+    if (!is_absolute(wide_dir) || !AddDllDirectory(wide_dir.c_str())) {
+      *error = "could not add the dependency folder '" + dir + "': " +
+               (is_absolute(wide_dir) ? last_windows_error() : std::string("not an absolute path"));
+      return nullptr;
+    }
   }
   HMODULE h = LoadLibraryExW(wide.c_str(), nullptr,
                              LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR | LOAD_LIBRARY_SEARCH_DEFAULT_DIRS);
@@ -57,7 +70,12 @@ void close_library(void* library) { FreeLibrary(reinterpret_cast<HMODULE>(librar
 
 #else
 
-void* open_library(const std::string& path, std::string* error) {
+void* open_library(const std::string& path, const std::vector<std::string>& dependency_dirs,
+                   std::string* error) {
+  if (!dependency_dirs.empty()) {
+    *error = "dependency folders are only supported on Windows; here the library's RUNPATH finds them";
+    return nullptr;
+  }
   dlerror();
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {

@@ -2,19 +2,13 @@
 //
 // The delegate never links OpenVINO (see DESIGN.md: "the delegate never links
 // OpenVINO"). The library is opened the first time a model is initialised, from
-// the first place in this order that is configured or present:
-//   1. an explicit path given by set_explicit_library_path() (Python: set_library_path),
-//   2. the OPENVINO_LIB_PATH environment variable (a file path),
-//   3. the pip `openvino` package's library folder, given by Python at import
-//      (set_pip_library_dir),
-//   4. an OpenVINO install tree named by INTEL_OPENVINO_DIR (setupvars.sh sets it),
-//   5. the system loader, by the unversioned name.
-// Places 1 and 2 are the user's explicit choice: when one is set but cannot be
-// loaded the search stops there, so a typo never silently loads another OpenVINO.
-// A failed load is not cached: the next call tries again.
+// the places and in the order library_search.h documents. A failed load is not
+// cached: the next call tries again.
 #pragma once
 
 #include <openvino/c/openvino.h>
+
+#include "library_search.h"
 
 #include <mutex>
 #include <string>
@@ -70,6 +64,7 @@ struct LoadedLibraryInfo {
   std::string path;     // the file that was opened
   std::string source;   // which place of the search order gave it
   std::string version;  // ov_get_openvino_version's build number
+  std::vector<std::string> not_used;  // "source: path" of other OpenVINOs present, later in the order
 };
 
 class OpenVinoLibrary {
@@ -99,13 +94,7 @@ class OpenVinoLibrary {
 
  private:
   OpenVinoLibrary() = default;
-  struct Candidate {
-    std::string path;     // a file, or a bare name for the system loader
-    std::string source;   // human-readable: "OPENVINO_LIB_PATH", "pip openvino package", ...
-    bool explicit_choice; // failure stops the search
-  };
-  std::vector<Candidate> candidates(std::vector<std::string>* notes) const;
-  bool try_open(const Candidate& c, std::string* why);
+  bool try_open(const LibraryCandidate& c, std::string* why);
 
   std::mutex mutex_;
   std::string explicit_path_;

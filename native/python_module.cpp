@@ -39,9 +39,49 @@ NB_MODULE(_native, m) {
     d["path"] = info.path;
     d["source"] = info.source;
     d["version"] = info.version;
+    d["not_used"] = info.not_used;
     return d;
   }, "Loads OpenVINO now (normally done at the first model init); raises RuntimeError naming "
      "every place tried.");
+
+  m.def("plan_library_search", [](const std::string& platform, const std::string& architecture,
+                                  const std::string& explicit_path, const std::string& openvino_lib_path,
+                                  const std::string& pip_dir, const std::string& install_tree,
+                                  const std::string& conda_prefix) {
+    using executorch_openvino::Architecture;
+    using executorch_openvino::Platform;
+    executorch_openvino::SearchSettings s;
+    if (platform == "linux") s.platform = Platform::kLinux;
+    else if (platform == "windows") s.platform = Platform::kWindows;
+    else if (platform == "macos") s.platform = Platform::kMacOS;
+    else throw nb::value_error("platform must be 'linux', 'windows' or 'macos'");
+    if (architecture == "x86_64") s.architecture = Architecture::kX86_64;
+    else if (architecture == "arm64") s.architecture = Architecture::kArm64;
+    else throw nb::value_error("architecture must be 'x86_64' or 'arm64'");
+    s.explicit_path = explicit_path;
+    s.lib_path_env = openvino_lib_path;
+    s.pip_dir = pip_dir;
+    s.install_tree = install_tree;
+    s.conda_prefix = conda_prefix;
+    auto plan = executorch_openvino::plan_library_search(s);
+    nb::list candidates;
+    for (const auto& c : plan.candidates) {
+      nb::dict d;
+      d["path"] = c.path;
+      d["source"] = c.source;
+      d["explicit"] = c.explicit_choice;
+      d["dependency_dirs"] = c.dependency_dirs;
+      candidates.append(d);
+    }
+    nb::dict result;
+    result["candidates"] = candidates;
+    result["notes"] = plan.notes;
+    return result;
+  }, nb::arg("platform"), nb::arg("architecture") = "x86_64", nb::arg("explicit_path") = "",
+     nb::arg("openvino_lib_path") = "", nb::arg("pip_dir") = "", nb::arg("install_tree") = "",
+     nb::arg("conda_prefix") = "",
+  "The OpenVINO C library search (library_search.h) for a platform and settings: every place in "
+  "order, without loading anything. For tests and diagnostics.");
 
   m.def("available_devices", [] {
     std::string error;

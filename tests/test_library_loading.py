@@ -17,7 +17,7 @@ import pytest
 
 def _python(code: str, env_updates: dict, tmp_path) -> dict:
     """Runs `code` in a fresh interpreter; it prints one JSON line that is returned."""
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENVINO_LIB_PATH", "INTEL_OPENVINO_DIR")}
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENVINO_LIB_PATH", "INTEL_OPENVINO_DIR", "CONDA_PREFIX")}
     env.update(env_updates)
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
@@ -84,9 +84,13 @@ def test_no_openvino_anywhere_names_every_place_tried(tmp_path):
         except RuntimeError as e:
             print(json.dumps({"ok": False, "error": str(e)}))
     """
-    result = _python(code, {"LD_LIBRARY_PATH": ""}, tmp_path)
+    empty_tree = tmp_path / "openvino_tree"
+    empty_tree.mkdir()
+    result = _python(code, {"LD_LIBRARY_PATH": "", "INTEL_OPENVINO_DIR": str(empty_tree)}, tmp_path)
     assert not result["ok"]
-    assert "pip openvino package: not found" in result["error"]
+    assert "pip openvino package: not installed" in result["error"]
+    assert (f"INTEL_OPENVINO_DIR install tree: no libopenvino_c.so in {empty_tree / 'runtime/lib/intel64'}"
+            in result["error"])
     assert "system loader: libopenvino_c.so: libopenvino_c.so: cannot open shared object file" in result["error"]
 
 
