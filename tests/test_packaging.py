@@ -80,3 +80,17 @@ def test_tests_import_the_installed_wheel_not_the_source_tree():
     location = Path(executorch_openvino.__file__).resolve()
     assert "site-packages" in location.parts, location
     assert (location.parent / "libexecutorch_openvino_backend.so").exists()
+
+
+def test_build_information_is_recorded_in_the_wheel(wheel):
+    import json
+    import os
+    import re
+
+    recorded = json.loads(_members(wheel)["executorch_openvino/build_info.json"])
+    assert recorded == executorch_openvino.build_info()
+    assert recorded["executorch_version"] == version("executorch")  # the pin's source
+    # nox builds against the pip openvino package unless a session says otherwise
+    assert recorded["openvino_source"] == os.environ.get("EXOV_BUILT_WITH_OPENVINO_SOURCE", "pip")
+    assert re.fullmatch(r"20\d\d\.\d+\.\d+", recorded["openvino_version"]), recorded
+    assert recorded["openvino_version"] in TESTED_OPENVINO

@@ -37,7 +37,10 @@ def set_library_path(path) -> None:
 
 
 def load_openvino() -> dict:
-    """Loads OpenVINO now; returns ``{"path", "source", "version"}``.
+    """Loads OpenVINO now; returns ``{"path", "source", "version", "not_used"}``.
+
+    ``not_used`` lists, as "source: path", the other OpenVINO C libraries found
+    later in the search order (``native/library_search.h``).
 
     Raises ``RuntimeError`` naming every place tried and what to set.
     """
@@ -51,13 +54,27 @@ def library_info() -> dict:
     other OpenVINO fields are ``None``.
     """
     info = {"backend_id": BACKEND_ID, "registered": is_registered(),
-            "path": None, "source": None, "version": None, "devices": None, "error": None}
+            "path": None, "source": None, "version": None, "not_used": None, "devices": None, "error": None}
     try:
         info.update(load_openvino())
         info["devices"] = list(_native.available_devices())
     except RuntimeError as exc:
         info["error"] = str(exc)
     return info
+
+
+def build_info() -> dict:
+    """How this wheel was built, as recorded by CMake (``native/build_info.json.in``).
+
+    Keys: ``openvino_source`` (``"pip"``, ``"install tree"`` or ``"include dir"``),
+    ``openvino_location`` (the OpenVINO CMake folder or include folder used),
+    ``openvino_version`` (of the headers compiled against), ``executorch_version``,
+    ``compiler``, ``build_type``, ``system``.
+    """
+    import json
+    from importlib.resources import files
+
+    return json.loads(files(__name__).joinpath("build_info.json").read_text(encoding="utf-8"))
 
 
 def last_compile_report() -> dict:
@@ -93,6 +110,6 @@ def __getattr__(name):
     raise AttributeError(f"module 'executorch_openvino' has no attribute {name!r}")
 
 
-__all__ = ["BACKEND_ID", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "is_registered",
+__all__ = ["BACKEND_ID", "build_info", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "is_registered",
            "set_library_path", "load_openvino", "library_info", "last_error", "last_compile_report", "lower",
            "load_method"]
