@@ -110,7 +110,11 @@ bool OpenVinoLibrary::ensure_loaded(std::string* error) {
     if (try_open(c, &why)) {
       for (size_t later = i + 1; later < plan.candidates.size(); ++later) {
         const LibraryCandidate& other = plan.candidates[later];
-        if (other.source != "system loader") info_.not_used.push_back(other.source + ": " + other.path);
+        std::error_code ec;
+        bool same_file = fs::equivalent(other.path, info_.path, ec);
+        if (other.source != "system loader" && !same_file) {
+          info_.not_used.push_back(other.source + ": " + other.path);
+        }
       }
       return true;
     }
@@ -140,6 +144,24 @@ std::vector<std::string> OpenVinoLibrary::available_devices(std::string* error) 
   for (size_t i = 0; i < list.size; ++i) devices.emplace_back(list.devices[i]);
   api_.ov_available_devices_free(&list);
   return devices;
+}
+
+std::string OpenVinoLibrary::device_property(const std::string& device, const std::string& key,
+                                             std::string* error) {
+  if (!ensure_loaded(error)) return "";
+  char* value = nullptr;
+  if (api_.ov_core_get_property(core_, device.c_str(), key.c_str(), &value) != OK || !value) {
+    *error = "could not read " + key + " of device " + device + ": " + last_openvino_message();
+    return "";
+  }
+  std::string text(value);
+  api_.ov_free(value);
+  return text;
+}
+
+SearchPlan OpenVinoLibrary::search_plan() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return plan_library_search(host_search_settings(explicit_path_, pip_dir_));
 }
 
 std::string OpenVinoLibrary::last_openvino_message() const {

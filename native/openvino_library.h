@@ -25,6 +25,7 @@ struct OpenVinoApi {
   X(ov_core_create)                                \
   X(ov_core_free)                                  \
   X(ov_core_get_available_devices)                 \
+  X(ov_core_get_property)                          \
   X(ov_available_devices_free)                     \
   X(ov_core_read_model_from_memory_buffer)         \
   X(ov_core_compile_model)                         \
@@ -88,6 +89,12 @@ class OpenVinoLibrary {
   LoadedLibraryInfo info();
   // Devices OpenVINO reports, e.g. {"CPU"}; empty with `error` set on failure.
   std::vector<std::string> available_devices(std::string* error);
+
+  // A device property as text (e.g. "CPU", "INFERENCE_PRECISION_HINT"); empty with `error` set on failure.
+  std::string device_property(const std::string& device, const std::string& key, std::string* error);
+
+  // The search plan (library_search.h) for this process's settings, without loading anything.
+  SearchPlan search_plan();
 
   // The message OpenVINO left for the failing call on this thread, if any.
   std::string last_openvino_message() const;

@@ -11,6 +11,29 @@
 namespace nb = nanobind;
 using executorch_openvino::OpenVinoLibrary;
 
+namespace {
+nb::dict plan_as_dict(const executorch_openvino::SearchPlan& plan) {
+  nb::list candidates;
+  for (const auto& c : plan.candidates) {
+    nb::dict d;
+    d["path"] = c.path;
+    d["source"] = c.source;
+    d["explicit"] = c.explicit_choice;
+    d["dependency_dirs"] = c.dependency_dirs;
+    candidates.append(d);
+  }
+  nb::dict result;
+  result["candidates"] = candidates;
+  result["notes"] = plan.notes;
+  return result;
+}
+
+[[noreturn]] void raise_reported(const std::string& error) {
+  executorch_openvino::report_error(error);
+  throw std::runtime_error(executorch_openvino::last_error());  // ASCII-escaped
+}
+}  // namespace
+
 NB_MODULE(_native, m) {
   m.doc() = "Native half of executorch_openvino: registration and OpenVINO library state.";
   m.attr("BACKEND_ID") = executorch_openvino::kBackendId;
@@ -63,25 +86,22 @@ NB_MODULE(_native, m) {
     s.pip_dir = pip_dir;
     s.install_tree = install_tree;
     s.conda_prefix = conda_prefix;
-    auto plan = executorch_openvino::plan_library_search(s);
-    nb::list candidates;
-    for (const auto& c : plan.candidates) {
-      nb::dict d;
-      d["path"] = c.path;
-      d["source"] = c.source;
-      d["explicit"] = c.explicit_choice;
-      d["dependency_dirs"] = c.dependency_dirs;
-      candidates.append(d);
-    }
-    nb::dict result;
-    result["candidates"] = candidates;
-    result["notes"] = plan.notes;
-    return result;
+    return plan_as_dict(executorch_openvino::plan_library_search(s));
   }, nb::arg("platform"), nb::arg("architecture") = "x86_64", nb::arg("explicit_path") = "",
      nb::arg("openvino_lib_path") = "", nb::arg("pip_dir") = "", nb::arg("install_tree") = "",
      nb::arg("conda_prefix") = "",
   "The OpenVINO C library search (library_search.h) for a platform and settings: every place in "
   "order, without loading anything. For tests and diagnostics.");
+
+  m.def("host_library_search", [] { return plan_as_dict(OpenVinoLibrary::instance().search_plan()); },
+        "The OpenVINO C library search of this process (every place, in order), without loading.");
+
+  m.def("device_property", [](const std::string& device, const std::string& key) {
+    std::string error;
+    std::string value = OpenVinoLibrary::instance().device_property(device, key, &error);
+    if (!error.empty()) raise_reported(error);
+    return value;
+  }, nb::arg("device"), nb::arg("key"), "An OpenVINO device property as text; loads OpenVINO if needed.");
 
   m.def("available_devices", [] {
     std::string error;

@@ -6,7 +6,11 @@ session runs pytest outside the source tree against the repaired wheel).
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -105,3 +109,17 @@ def pip_openvino_c_library() -> Path:
     found = sorted(libs.glob("libopenvino_c.so*")) + sorted(libs.glob("openvino_c.dll"))
     assert found, f"no OpenVINO C library in {libs}"
     return found[-1]
+
+
+# Settings of the OpenVINO library search that the machine running the tests may have.
+SEARCH_VARIABLES = ("OPENVINO_LIB_PATH", "INTEL_OPENVINO_DIR", "CONDA_PREFIX")
+
+
+def run_python_json(code: str, env_updates: dict, tmp_path) -> dict:
+    """Runs `code` in a fresh interpreter; it prints one JSON line that is returned."""
+    env = {k: v for k, v in os.environ.items() if k not in SEARCH_VARIABLES}
+    env.update(env_updates)
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"the interpreter died ({proc.returncode}):\n{proc.stderr[-3000:]}"
+    return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -6,23 +6,10 @@ OpenVINO it loads.
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-import textwrap
-
-import pytest
 
 
-def _python(code: str, env_updates: dict, tmp_path) -> dict:
-    """Runs `code` in a fresh interpreter; it prints one JSON line that is returned."""
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENVINO_LIB_PATH", "INTEL_OPENVINO_DIR", "CONDA_PREFIX")}
-    env.update(env_updates)
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, f"the interpreter died ({proc.returncode}):\n{proc.stderr[-3000:]}"
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+from conftest import run_python_json
 
 
 LOAD = """
@@ -35,7 +22,7 @@ LOAD = """
 
 
 def test_pip_package_is_found_without_configuration(tmp_path, pip_openvino_c_library):
-    result = _python(LOAD, {}, tmp_path)
+    result = run_python_json(LOAD, {}, tmp_path)
     assert result["ok"], result
     assert result["source"] == "pip openvino package"
     assert result["path"] == str(pip_openvino_c_library)
@@ -44,7 +31,7 @@ def test_pip_package_is_found_without_configuration(tmp_path, pip_openvino_c_lib
 
 def test_openvino_lib_path_to_a_missing_file(tmp_path):
     missing = tmp_path / "nowhere" / "libopenvino_c.so.2641"
-    result = _python(LOAD, {"OPENVINO_LIB_PATH": str(missing)}, tmp_path)
+    result = run_python_json(LOAD, {"OPENVINO_LIB_PATH": str(missing)}, tmp_path)
     assert not result["ok"]
     assert f"OPENVINO_LIB_PATH: {missing}: no such file" in result["error"]
     assert "stopped here: OPENVINO_LIB_PATH is an explicit choice" in result["error"]
@@ -53,7 +40,7 @@ def test_openvino_lib_path_to_a_missing_file(tmp_path):
 
 def test_openvino_lib_path_to_a_folder(tmp_path, pip_openvino_c_library):
     folder = pip_openvino_c_library.parent
-    result = _python(LOAD, {"OPENVINO_LIB_PATH": str(folder)}, tmp_path)
+    result = run_python_json(LOAD, {"OPENVINO_LIB_PATH": str(folder)}, tmp_path)
     assert not result["ok"]
     assert f"OPENVINO_LIB_PATH: {folder}: is a folder; set it to the library file itself" in result["error"]
 
@@ -61,7 +48,7 @@ def test_openvino_lib_path_to_a_folder(tmp_path, pip_openvino_c_library):
 def test_openvino_lib_path_to_a_file_that_is_no_library(tmp_path):
     text = tmp_path / "libopenvino_c.so"
     text.write_text("not a shared library\n")
-    result = _python(LOAD, {"OPENVINO_LIB_PATH": str(text)}, tmp_path)
+    result = run_python_json(LOAD, {"OPENVINO_LIB_PATH": str(text)}, tmp_path)
     assert not result["ok"]
     assert f"OPENVINO_LIB_PATH: {text}: " in result["error"]
     assert "invalid ELF header" in result["error"] or "file too short" in result["error"]
@@ -69,7 +56,7 @@ def test_openvino_lib_path_to_a_file_that_is_no_library(tmp_path):
 
 def test_openvino_lib_path_to_the_cpp_library_instead_of_the_c_one(tmp_path, pip_openvino_c_library):
     cpp = next(pip_openvino_c_library.parent.glob("libopenvino.so.*"))
-    result = _python(LOAD, {"OPENVINO_LIB_PATH": str(cpp)}, tmp_path)
+    result = run_python_json(LOAD, {"OPENVINO_LIB_PATH": str(cpp)}, tmp_path)
     assert not result["ok"]
     assert "opened, but it has no symbol 'ov_get_openvino_version': it is not the OpenVINO C library" in result["error"]
 
@@ -86,7 +73,7 @@ def test_no_openvino_anywhere_names_every_place_tried(tmp_path):
     """
     empty_tree = tmp_path / "openvino_tree"
     empty_tree.mkdir()
-    result = _python(code, {"LD_LIBRARY_PATH": "", "INTEL_OPENVINO_DIR": str(empty_tree)}, tmp_path)
+    result = run_python_json(code, {"LD_LIBRARY_PATH": "", "INTEL_OPENVINO_DIR": str(empty_tree)}, tmp_path)
     assert not result["ok"]
     assert "pip openvino package: not installed" in result["error"]
     assert (f"INTEL_OPENVINO_DIR install tree: no libopenvino_c.so in {empty_tree / 'runtime/lib/intel64'}"
@@ -100,7 +87,7 @@ def test_explicit_path_wins_over_environment(tmp_path, pip_openvino_c_library):
         exov.set_library_path({str(pip_openvino_c_library)!r})
         print(json.dumps(exov.load_openvino()))
     """
-    result = _python(code, {"OPENVINO_LIB_PATH": str(tmp_path / "missing.so")}, tmp_path)
+    result = run_python_json(code, {"OPENVINO_LIB_PATH": str(tmp_path / "missing.so")}, tmp_path)
     assert result["source"] == "explicit path (set_library_path)"
     assert result["path"] == str(pip_openvino_c_library)
 
@@ -128,6 +115,6 @@ def test_failed_init_is_an_error_and_a_retry_after_the_fix_runs(tmp_path, pip_op
         out = exov.load_method("model.pte").execute([io["x"]])[0]
         print(json.dumps({{"first": first, "max_error": (out - io["expected"]).abs().max().item()}}))
     """
-    result = _python(code, {"OPENVINO_LIB_PATH": str(tmp_path / "missing" / "libopenvino_c.so")}, tmp_path)
+    result = run_python_json(code, {"OPENVINO_LIB_PATH": str(tmp_path / "missing" / "libopenvino_c.so")}, tmp_path)
     assert "could not load the OpenVINO C library. Places tried, in order:" in result["first"]
     assert result["max_error"] < 1e-5

@@ -8,18 +8,30 @@ loaded when the first delegated method is loaded (or by :func:`load_openvino`).
 
 from __future__ import annotations
 
+import sys
+
 from ._version_check import check_executorch_version
 
-check_executorch_version()
+# `python -m executorch_openvino doctor` must diagnose an environment where this
+# import fails; while `-m` locates the module, sys.argv[0] is "-m" (Python docs,
+# "Command line and environment"), so only that run keeps the failure for the report.
+_RUN_AS_DOCTOR = sys.argv[:2] == ["-m", "doctor"]
+import_problem: ImportError | None = None
+try:
+    check_executorch_version()
+    from . import _native  # loads and registers the delegate
+except ImportError as exc:
+    if not _RUN_AS_DOCTOR:
+        raise
+    import_problem = exc
+else:
+    from .library_discovery import pip_openvino_library_dir
 
-from . import _native  # noqa: E402  (loads and registers the delegate)
-from .library_discovery import pip_openvino_library_dir  # noqa: E402
+    BACKEND_ID: str = _native.BACKEND_ID
 
-BACKEND_ID: str = _native.BACKEND_ID
-
-_pip_dir = pip_openvino_library_dir()
-if _pip_dir is not None:
-    _native.set_pip_library_dir(str(_pip_dir))
+    _pip_dir = pip_openvino_library_dir()
+    if _pip_dir is not None:
+        _native.set_pip_library_dir(str(_pip_dir))
 
 
 def is_registered() -> bool:

@@ -1,0 +1,19 @@
+"""``python -m executorch_openvino <command>``; the one command is ``doctor``."""
+
+import sys
+
+COMMANDS = ("doctor",)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in COMMANDS:
+        print(f"usage: python -m executorch_openvino {{{','.join(COMMANDS)}}} [--json]\n"
+              "  doctor  checks that the delegate can run here and which OpenVINO it uses", file=sys.stderr)
+        return 2
+    from .doctor import main as doctor
+
+    return doctor(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,161 @@
+"""``python -m executorch_openvino doctor``: can the delegate run here, and on which OpenVINO?
+
+Reports the installed wheel's build information, the executorch and openvino
+versions, whether the delegate (and executorch's own ``OpenvinoBackend``) is
+registered with ExecuTorch's runtime, every place searched for the OpenVINO C
+library and which one was loaded, the available devices, and the precision a
+CPU program computes in. Exit status 0 when the delegate can run here, 1 when
+it cannot; each failed check says what to do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+
+# executorch 1.5.1 registers its own OpenVINO delegate under this id (DESIGN.md).
+EXECUTORCH_OWN_OPENVINO_BACKEND = "OpenvinoBackend"
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: list[str] = field(default_factory=list)
+    fix: str = ""
+
+
+def _installed(distribution: str) -> str | None:
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return None
+
+
+def _package_check(package) -> Check:
+    problem = package.import_problem
+    wheel = _installed("executorch-openvino") or "not installed (source tree?)"
+    if problem is not None:
+        return Check("executorch-openvino", False, [f"version {wheel}", f"import failed: {problem}"],
+                     fix=_fix_from(str(problem)))
+    info = package.build_info()
+    return Check("executorch-openvino", True, [
+        f"version {wheel}, backend id {package.BACKEND_ID}",
+        f"built against executorch {info['executorch_version']} and OpenVINO {info['openvino_version']} "
+        f"headers ({info['openvino_source']}: {info['openvino_location']})",
+        f"compiler {info['compiler']}, {info['build_type']}, {info['system']}",
+    ])
+
+
+def _fix_from(message: str) -> str:
+    marker = "run: "
+    return message[message.index(marker) + len(marker):] if marker in message else \
+        "reinstall executorch-openvino with its requirements: pip install --force-reinstall executorch-openvino"
+
+
+def _versions_check() -> Check:
+    openvino = _installed("openvino")
+    detail = [f"executorch {_installed('executorch') or 'not installed'}",
+              f"openvino (pip) {openvino or 'not installed'}",
+              f"torch {_installed('torch') or 'not installed'}"]
+    if openvino is None:
+        detail.append("without the openvino package .pte files can run (on another OpenVINO found below) "
+                      "but models cannot be lowered")
+    return Check("versions", True, detail)
+
+
+def _registration_check(package) -> Check:
+    ok = package.is_registered()
+    detail = [f"{package.BACKEND_ID}: {'registered' if ok else 'NOT registered'}"]
+    try:
+        from executorch.runtime import Runtime
+
+        names = list(Runtime.get().backend_registry.registered_backend_names)
+        detail.append(f"executorch.runtime sees: {', '.join(names)}")
+        if EXECUTORCH_OWN_OPENVINO_BACKEND in names:
+            detail.append(f"executorch's own {EXECUTORCH_OWN_OPENVINO_BACKEND} is registered too; "
+                          "it is a different delegate (a .pte names the one that lowered it)")
+    except Exception as exc:  # noqa: BLE001 - reported, the registration flag above decides
+        detail.append(f"executorch.runtime could not be asked: {type(exc).__name__}: {exc}")
+    return Check("registration", ok, detail,
+                 fix="" if ok else "another delegate holds the id, or the executorch runtime library "
+                                   "differs from the one this wheel links; reinstall both wheels")
+
+
+def _openvino_check(package) -> tuple[Check, bool]:
+    native = package._native
+    plan = native.host_library_search()
+    searched = [f"{'*' if c['explicit'] else ' '} {c['source']}: {c['path']}" for c in plan["candidates"]]
+    searched += [f"  {note}" for note in plan["notes"]]
+    try:
+        loaded = package.load_openvino()
+    except RuntimeError as exc:
+        return Check("OpenVINO C library", False, ["search order (* = explicit choice):", *searched,
+                                                   f"load failed: {exc}"],
+                     fix="pip install 'openvino>=2025.4.1,<2027', or set OPENVINO_LIB_PATH to the full path "
+                         "of the OpenVINO C library (libopenvino_c.so.<abi> / openvino_c.dll)"), False
+    detail = [f"loaded {loaded['path']}", f"from: {loaded['source']}", f"OpenVINO {loaded['version']}",
+              "search order (* = explicit choice):", *searched]
+    detail += [f"also present, not used: {other}" for other in loaded["not_used"]]
+    return Check("OpenVINO C library", True, detail), True
+
+
+def _devices_check(package) -> Check:
+    native = package._native
+    try:
+        devices = list(native.available_devices())
+    except RuntimeError as exc:
+        return Check("devices", False, [str(exc)], fix="check the OpenVINO installation (plugins next to "
+                                                        "the C library)")
+    detail = [f"available: {', '.join(devices) or 'none'}"]
+    ok = "CPU" in devices
+    if ok:
+        default = native.device_property("CPU", "INFERENCE_PRECISION_HINT")
+        capabilities = native.device_property("CPU", "OPTIMIZATION_CAPABILITIES")
+        detail.append(f"CPU: {native.device_property('CPU', 'FULL_DEVICE_NAME')}")
+        detail.append(f"CPU programs compute in f32: the delegate asks for it unless a program was lowered "
+                      f"with inference_precision (OpenVINO's own default here: {default}; "
+                      f"capabilities: {capabilities})")
+    return Check("devices", ok, detail, fix="" if ok else "OpenVINO's CPU plugin is missing from the "
+                                                          "OpenVINO installation; reinstall openvino")
+
+
+def diagnose() -> list[Check]:
+    """Runs every check; a check that cannot run (its prerequisite failed) is left out."""
+    import executorch_openvino as package
+
+    checks = [_package_check(package), _versions_check()]
+    if package.import_problem is not None:
+        return checks
+    checks.append(_registration_check(package))
+    openvino, loaded = _openvino_check(package)
+    checks.append(openvino)
+    if loaded:
+        checks.append(_devices_check(package))
+    return checks
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m executorch_openvino doctor", description=__doc__.split("\n")[0])
+    parser.add_argument("--json", action="store_true", help="print the checks as JSON")
+    args = parser.parse_args(argv)
+    checks = diagnose()
+    ok = all(c.ok for c in checks)
+    if args.json:
+        print(json.dumps({"ok": ok, "checks": [asdict(c) for c in checks]}, indent=2))
+    else:
+        for c in checks:
+            print(f"[{'ok' if c.ok else 'FAIL'}] {c.name}")
+            for line in c.detail:
+                print(f"    {line}")
+            if not c.ok:
+                print(f"    fix: {c.fix}")
+        print("the delegate can run here" if ok else "the delegate cannot run here: see the fixes above")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""``python -m executorch_openvino doctor`` in a working and in broken environments (fresh interpreters)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import version
+
+from conftest import SEARCH_VARIABLES
+
+
+def _doctor(tmp_path, *args, env_updates=None):
+    env = {k: v for k, v in os.environ.items() if k not in SEARCH_VARIABLES}
+    env.update(env_updates or {})
+    return subprocess.run([sys.executable, "-m", "executorch_openvino", *args], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _checks(proc) -> dict:
+    report = json.loads(proc.stdout)
+    return report["ok"], {c["name"]: c for c in report["checks"]}
+
+
+def test_working_environment(tmp_path, pip_openvino_c_library):
+    proc = _doctor(tmp_path, "doctor", "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+    ok, checks = _checks(proc)
+    assert ok and all(c["ok"] for c in checks.values())
+    assert list(checks) == ["executorch-openvino", "versions", "registration", "OpenVINO C library", "devices"]
+    assert f"built against executorch {version('executorch')}" in checks["executorch-openvino"]["detail"][1]
+    assert "ExecutorchOpenvinoBackend: registered" in checks["registration"]["detail"]
+    assert f"loaded {pip_openvino_c_library}" in checks["OpenVINO C library"]["detail"]
+    assert any("available: " in d and "CPU" in d for d in checks["devices"]["detail"])
+    assert any(d.startswith("CPU programs compute in f32") for d in checks["devices"]["detail"])
+
+
+def test_text_report_says_it_can_run(tmp_path):
+    proc = _doctor(tmp_path, "doctor")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines()[-1] == "the delegate can run here"
+    assert "[ok] OpenVINO C library" in proc.stdout
+
+
+def test_missing_openvino_library_fails_with_the_places_tried_and_the_fix(tmp_path):
+    missing = tmp_path / "libopenvino_c.so.2641"
+    proc = _doctor(tmp_path, "doctor", "--json", env_updates={"OPENVINO_LIB_PATH": str(missing)})
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-2000:]
+    ok, checks = _checks(proc)
+    assert not ok
+    library = checks["OpenVINO C library"]
+    assert not library["ok"]
+    assert f"* OPENVINO_LIB_PATH: {missing}" in library["detail"]
+    assert any(f"OPENVINO_LIB_PATH: {missing}: no such file" in d for d in library["detail"])
+    assert "set OPENVINO_LIB_PATH to the full path" in library["fix"]
+    assert "devices" not in checks  # cannot be asked without OpenVINO
+
+    text = _doctor(tmp_path, "doctor", env_updates={"OPENVINO_LIB_PATH": str(missing)})
+    assert text.returncode == 1
+    assert "[FAIL] OpenVINO C library" in text.stdout and "fix: pip install" in text.stdout
+
+
+def test_other_executorch_version_fails_with_the_pip_command(tmp_path):
+    # A distribution found first on sys.path: executorch 0.9.0 as far as importlib.metadata can tell.
+    fake = tmp_path / "fake-site" / "executorch-0.9.0.dist-info"
+    fake.mkdir(parents=True)
+    (fake / "METADATA").write_text("Metadata-Version: 2.1\nName: executorch\nVersion: 0.9.0\n")
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(fake.parent), os.environ.get("PYTHONPATH")]))}
+    proc = _doctor(tmp_path, "doctor", "--json", env_updates=env)
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-2000:]
+    ok, checks = _checks(proc)
+    package = checks["executorch-openvino"]
+    assert not package["ok"]
+    assert any("executorch 0.9.0 is installed" in d for d in package["detail"])
+    assert package["fix"].startswith(f"pip install executorch=={version('executorch')}")
+
+    # A plain import still fails (only the doctor run keeps going).
+    plain = subprocess.run([sys.executable, "-c", "import executorch_openvino"], env={**os.environ, **env},
+                           cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert plain.returncode == 1 and "executorch 0.9.0 is installed" in plain.stderr
+
+
+def test_unknown_command_prints_usage(tmp_path):
+    proc = _doctor(tmp_path, "docter")
+    assert proc.returncode == 2
+    assert "usage: python -m executorch_openvino {doctor}" in proc.stderr
