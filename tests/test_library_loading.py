@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import os
 
-
 from conftest import run_python_json
-
 
 LOAD = """
     import json, executorch_openvino as exov
