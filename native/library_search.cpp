@@ -1,6 +1,7 @@
 #include "library_search.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -20,18 +21,65 @@ std::string env_or_empty(const char* name) {
   return v ? std::string(v) : std::string();
 }
 
-// The C library inside `dir`, or "" when there is none.
+// "2641" or "2026.4.1" -> its numbers; false for anything else ("2641.debug", "", "1..2").
+bool parse_version(const std::string& text, std::vector<unsigned long>* numbers) {
+  numbers->clear();
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('.', start);
+    if (end == std::string::npos) end = text.size();
+    if (end == start || end - start > 9) return false;
+    for (size_t i = start; i < end; ++i) {
+      if (!std::isdigit(static_cast<unsigned char>(text[i]))) return false;
+    }
+    numbers->push_back(std::stoul(text.substr(start, end - start)));
+    start = end + 1;
+  }
+  return !numbers->empty();
+}
+
+// The version numbers in a C library file name (empty for the unversioned
+// name); false when `name` is not the C library's on `platform`.
+bool c_library_version(Platform platform, const std::string& name, std::vector<unsigned long>* version) {
+  version->clear();
+  if (platform == Platform::kWindows) {
+    std::string lower = name;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return lower == "openvino_c.dll";  // file names are case-insensitive there
+  }
+  if (platform == Platform::kMacOS) {  // libopenvino_c.dylib, libopenvino_c.2641.dylib
+    const std::string prefix = "libopenvino_c.", suffix = ".dylib";
+    if (name == "libopenvino_c.dylib") return true;
+    return starts_with(name, prefix) && ends_with(name, suffix) &&
+           name.size() > prefix.size() + suffix.size() &&
+           parse_version(name.substr(prefix.size(), name.size() - prefix.size() - suffix.size()), version);
+  }
+  // Linux: libopenvino_c.so, libopenvino_c.so.2641, libopenvino_c.so.2026.4.1
+  if (name == "libopenvino_c.so") return true;
+  const std::string prefix = "libopenvino_c.so.";
+  return starts_with(name, prefix) && parse_version(name.substr(prefix.size()), version);
+}
+
+// The C library inside `dir`, or "" when there is none. Only regular files (or
+// links to them) count; where several versions sit side by side the highest
+// version number wins, so the choice is stable.
 std::string find_c_library_in(Platform platform, const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return "";
-  std::vector<std::string> names;
+  std::string best;
+  std::vector<unsigned long> best_version;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     std::string name = entry.path().filename().string();
-    if (is_c_library_name(platform, name)) names.push_back(name);
+    std::vector<unsigned long> version;
+    std::error_code file_ec;
+    if (!c_library_version(platform, name, &version) || !fs::is_regular_file(entry.path(), file_ec)) continue;
+    if (best.empty() || version > best_version || (version == best_version && name > best)) {
+      best = name;
+      best_version = version;
+    }
   }
-  if (names.empty()) return "";
-  std::sort(names.begin(), names.end());
-  return (dir / names.back()).string();
+  return best.empty() ? "" : (dir / best).string();
 }
 
 // The install tree's library folders, in the order tried.
@@ -83,20 +131,8 @@ const char* c_library_file_name(Platform platform) {
 }
 
 bool is_c_library_name(Platform platform, const std::string& name) {
-  switch (platform) {
-    case Platform::kWindows:  // file names are case-insensitive there
-    {
-      std::string lower = name;
-      std::transform(lower.begin(), lower.end(), lower.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      return lower == "openvino_c.dll";
-    }
-    case Platform::kMacOS:  // libopenvino_c.dylib, libopenvino_c.2641.dylib
-      return name == "libopenvino_c.dylib" || (starts_with(name, "libopenvino_c.") && ends_with(name, ".dylib"));
-    case Platform::kLinux:
-    default:  // libopenvino_c.so, libopenvino_c.so.2641
-      return name == "libopenvino_c.so" || starts_with(name, "libopenvino_c.so.");
-  }
+  std::vector<unsigned long> version;
+  return c_library_version(platform, name, &version);
 }
 
 SearchSettings host_search_settings(const std::string& explicit_path, const std::string& pip_dir) {

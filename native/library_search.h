@@ -21,7 +21,7 @@
 //
 // File names and folders, per platform (DESIGN.md: the openvino 2025.4.1 and
 // 2026.4.1 wheels and release archives):
-//   Linux    libopenvino_c.so[.<abi>]   pip: openvino/libs
+//   Linux    libopenvino_c.so[.<version>]   pip: openvino/libs
 //            tree: runtime/lib/intel64 or runtime/lib/aarch64     conda: lib
 //   Windows  openvino_c.dll             pip: openvino\libs (TBB alongside)
 //            tree: runtime\bin\intel64\Release, TBB in runtime\3rdparty\tbb\bin
@@ -29,8 +29,9 @@
 //   macOS    libopenvino_c[.<abi>].dylib   pip: openvino/libs
 //            tree: runtime/lib/arm64/Release or runtime/lib/intel64/Release
 //            conda: lib
-// Where a folder holds several versions, the lexically greatest name wins, so
-// the choice is stable.
+// Only regular files (or links to them) with exactly these names count (not
+// libopenvino_c.so.2641.debug); where a folder holds several versions the
+// highest version number wins, so the choice is stable.
 #pragma once
 
 #include <string>

@@ -71,3 +71,32 @@ def test_divisor_override_stays_on_executorch():
     pte, summary = lower(pool, (x,))
     assert summary.delegated == 0
     assert_matches_eager(run(pte, (x,)), eager(pool, (x,)))
+
+
+def test_dynamic_batch_does_not_keep_pools_off_openvino():
+    # Only the spatial sizes decide how the last window is divided.
+    pool = torch.nn.AvgPool2d(3, 2, padding=1, ceil_mode=True).eval()
+    x = torch.randn(2, 2, 9, 9)  # the last window ends at the padded end: no rewrite needed
+    program = exov.lower(pool, (x,), dynamic_shapes=({0: torch.export.Dim("batch", min=1, max=8)},))
+    assert not any("avg_pool" in str(n.target) for n in program.exported_program().graph.nodes
+                   if n.op == "call_function")
+    method = exov.load_method(program.buffer)
+    for batch in (2, 5, 1):
+        x = torch.randn(batch, 2, 9, 9)
+        assert_matches_eager(list(method.execute([x])), [pool(x)])
+
+
+def test_one_element_kernel_list_means_every_dim():
+    # OpenVINO's converter read avg_pool2d(x, [3]) as a 1-D kernel and failed the whole lowering.
+    pool = torch.nn.AvgPool2d((3,), 2, padding=1, ceil_mode=True)
+    x = torch.randn(1, 2, 10, 10)
+    pte, summary = lower(pool, (x,))
+    assert summary.delegated == summary.total
+    assert_matches_eager(run(pte, (x,)), eager(pool, (x,)))
+
+
+def test_avg_pool3d_left_to_executorch_is_named_in_a_warning():
+    pool = torch.nn.AvgPool3d(3, 2, padding=1, divisor_override=2)
+    with pytest.warns(UserWarning, match=r"\(avg_pool3d\) stays on ExecuTorch because of divisor_override.*"
+                                         r"no avg_pool3d, so the program will fail to load"):
+        lower(pool, (torch.randn(1, 2, 6, 6, 6),))

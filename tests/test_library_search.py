@@ -67,6 +67,26 @@ def test_install_tree_layout(tmp_path, platform, architecture, folder, name, dep
     assert not found["explicit"]
 
 
+@pytest.mark.parametrize("platform, files, expected", [
+    # debug files, editor backups and folders named like the library are no library
+    ("linux", ["libopenvino_c.so.2641", "libopenvino_c.so.2641.debug", "libopenvino_c.so.2641~",
+               "libopenvino_c.so.", "libopenvino_c.so.9999/"], "libopenvino_c.so.2641"),
+    # version numbers compare as numbers: 10001 > 2641, 2641 > 2026.4.1
+    ("linux", ["libopenvino_c.so.2641", "libopenvino_c.so.10001", "libopenvino_c.so.2026.4.1"],
+     "libopenvino_c.so.10001"),
+    ("macos", ["libopenvino_c.2641.dylib", "libopenvino_c.2641.dylib.dSYM/", "libopenvino_c.x.dylib"],
+     "libopenvino_c.2641.dylib"),
+    ("windows", ["OpenVINO_C.DLL", "openvino_cd.dll", "openvino_c.dll.bak"], "OpenVINO_C.DLL"),
+])
+def test_only_the_library_file_itself_is_taken(tmp_path, platform, files, expected):
+    libs = tmp_path / "libs"
+    libs.mkdir()
+    for name in files:
+        (libs / name.rstrip("/")).mkdir() if name.endswith("/") else (libs / name).write_bytes(b"")
+    candidates, _ = _plan(platform, pip_dir=libs)
+    assert candidates[0] == ("pip openvino package", str(libs / expected))
+
+
 def test_install_tree_of_another_architecture_is_reported(tmp_path):
     tree = tmp_path / "tree"
     _touch(tree, "runtime/lib/intel64/libopenvino_c.so.2641")

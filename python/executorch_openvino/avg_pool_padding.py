@@ -17,6 +17,7 @@ it would be kept).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import torch
@@ -26,6 +27,10 @@ AVG_POOLS = {
     "aten.avg_pool2d.default": torch.ops.aten.avg_pool2d.default,
     "aten.avg_pool3d.default": torch.ops.aten.avg_pool3d.default,
 }
+
+
+# avg_poolNd's spatial rank, from its name: a kernel_size of one element applies to every dim.
+_RANK = {"aten.avg_pool1d.default": 1, "aten.avg_pool2d.default": 2, "aten.avg_pool3d.default": 3}
 
 
 @dataclass(frozen=True)
@@ -40,27 +45,31 @@ class _Pool:
 
     @classmethod
     def of(cls, node: torch.fx.Node) -> "_Pool":
+        from .conversion import op_name
+
         # avg_poolNd(self, kernel_size, stride=[], padding=0, ceil_mode=False, count_include_pad=True,
         #            divisor_override=None); avg_pool1d has no divisor_override.
         def arg(i, name, default):
             return node.kwargs.get(name, node.args[i] if len(node.args) > i else default)
 
-        kernel = list(arg(1, "kernel_size", []))
-        rank = len(kernel)
+        rank = _RANK[op_name(node.target)]
 
         def per_dim(value):
             value = [value] if isinstance(value, int) else list(value)
             return value * rank if len(value) == 1 else value
 
-        return cls(node.args[0], per_dim(kernel), per_dim(arg(2, "stride", []) or kernel),
+        kernel = per_dim(arg(1, "kernel_size", []))
+        return cls(node.args[0], kernel, per_dim(arg(2, "stride", []) or kernel),
                    per_dim(arg(3, "padding", 0)), bool(arg(4, "ceil_mode", False)),
                    bool(arg(5, "count_include_pad", True)), arg(6, "divisor_override", None))
 
 
-def _static_shape(value) -> list | None:
-    if isinstance(value, torch.Tensor) and all(isinstance(d, int) for d in value.shape):
-        return list(value.shape)
-    return None
+def _shape(value) -> list | None:
+    return list(value.shape) if isinstance(value, torch.Tensor) else None
+
+
+def _is_static(shape) -> bool:
+    return shape is not None and all(isinstance(d, int) for d in shape)
 
 
 def divisor_override(node: torch.fx.Node):
@@ -71,20 +80,64 @@ def divisor_override(node: torch.fx.Node):
 def divides_like_pytorch(node: torch.fx.Node) -> bool | None:
     """Whether OpenVINO divides every window of this average pool as PyTorch does.
 
-    ``None`` when that depends on dynamic (symbolic) sizes.
+    ``None`` when that depends on dynamic (symbolic) spatial sizes.
     """
     pool = _Pool.of(node)
     if not (pool.ceil_mode and pool.count_include_pad) or pool.divisor_override or not any(pool.padding):
         return True
-    source, out = _static_shape(pool.source.meta.get("val")), _static_shape(node.meta.get("val"))
-    if source is None or out is None:
-        return None
     rank = len(pool.kernel)
+    source, out = _shape(pool.source.meta.get("val")), _shape(node.meta.get("val"))
+    if source is None or out is None or not (_is_static(source[-rank:]) and _is_static(out[-rank:])):
+        return None
     for d in range(rank):
         last_end = (out[d - rank] - 1) * pool.stride[d] - pool.padding[d] + pool.kernel[d]
         if last_end > source[d - rank] + pool.padding[d]:
             return False  # the last window overflows the padded input
     return True
+
+
+def can_delegate(node: torch.fx.Node) -> bool:
+    """OpenVINO computes this pool as PyTorch does, as it is or after :func:`pad_explicitly`.
+
+    Refused: ``divisor_override`` (OpenVINO's converter rejects it), and pools
+    that need the rewrite but have a dynamic size (the metadata of the new ops
+    would pin it).
+    """
+    if divisor_override(node):
+        return _refused(node, "divisor_override, which OpenVINO's converter rejects")
+    divides = divides_like_pytorch(node)
+    if divides is True or (divides is False and _is_static(_shape(node.args[0].meta.get("val")))
+                           and _is_static(_shape(node.meta.get("val")))):
+        return True
+    return _refused(node, "ceil_mode with padding counted and dynamic sizes, where OpenVINO may divide "
+                          "the last window by the whole kernel")
+
+
+def _refused(node: torch.fx.Node, why: str) -> bool:
+    from .conversion import op_name
+
+    if op_name(node.target) == "aten.avg_pool3d.default":
+        warnings.warn(f"{node.name} (avg_pool3d) stays on ExecuTorch because of {why}; ExecuTorch's portable "
+                      "kernels have no avg_pool3d, so the program will fail to load ('operator missing'). "
+                      "Drop divisor_override, or export with static sizes.", stacklevel=2)
+    return False
+
+
+def spell_out_arguments(program: torch.export.ExportedProgram) -> None:
+    """Gives each pool's kernel_size, stride and padding one value per spatial dim.
+
+    OpenVINO's converter reads ``avg_pool2d(x, [3])`` as a 1-D kernel and fails
+    ("Expected kernel size to be equal to input size - 2. Got: 1").
+    """
+    from .conversion import op_name
+
+    for node in program.graph.nodes:
+        if node.op == "call_function" and op_name(node.target) in AVG_POOLS:
+            pool = _Pool.of(node)
+            args = list(node.args) + [None] * max(0, 4 - len(node.args))
+            args[1:4] = [pool.kernel, pool.stride, pool.padding]
+            node.args = tuple(args)
+            node.kwargs = {k: v for k, v in node.kwargs.items() if k not in ("kernel_size", "stride", "padding")}
 
 
 def pad_explicitly(program: torch.export.ExportedProgram) -> None:
@@ -95,8 +148,8 @@ def pad_explicitly(program: torch.export.ExportedProgram) -> None:
     for node in list(graph.nodes):
         if node.op != "call_function" or op_name(node.target) not in AVG_POOLS:
             continue
-        if divides_like_pytorch(node) is not False:
-            continue  # None (dynamic sizes) is refused by the partitioner
+        if divides_like_pytorch(node) is not False or not can_delegate(node):
+            continue  # nothing to rewrite, or refused by the partitioner
         pool = _Pool.of(node)
         rank = len(pool.kernel)
         pads = [p for d in reversed(range(rank)) for p in (pool.padding[d], pool.padding[d])]

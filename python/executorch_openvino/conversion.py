@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from .avg_pool_padding import pad_explicitly
+from .avg_pool_padding import pad_explicitly, spell_out_arguments
 from .processed_blob import OpenvinoIr
 
 # torch dtype -> OpenVINO element type name; the delegate's runtime supports these.
@@ -252,6 +252,7 @@ def convert_partition(program: torch.export.ExportedProgram) -> OpenvinoIr:
     outputs = _user_output_values(program)
     _check_int64_constants(program)
     _restore_aten_ops(program)
+    spell_out_arguments(program)
     pad_explicitly(program)
     positions = _return_copy_sources(program)
     try:

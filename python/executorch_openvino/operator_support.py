@@ -33,7 +33,8 @@ import functools
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-from .avg_pool_padding import AVG_POOLS, divides_like_pytorch, divisor_override
+from .avg_pool_padding import AVG_POOLS
+from .avg_pool_padding import can_delegate as can_delegate_avg_pool
 from .conversion import DIM_ORDER_OPS, TORCH_TO_OPENVINO, is_bare_copy, op_name
 
 # Ops whose integer results are values of their integer inputs (or of constant
@@ -224,9 +225,7 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         elif name != "getitem" and f"torch.ops.{name}" not in openvino_supported_ops():
             return False
 
-        if name in AVG_POOLS and (divisor_override(node) or divides_like_pytorch(node) is None):
-            # OpenVINO's converter refuses divisor_override; conversion can
-            # only rewrite a wrongly divided pool of static sizes.
+        if name in AVG_POOLS and not can_delegate_avg_pool(node):
             return False
 
         output = node.meta.get("val")
