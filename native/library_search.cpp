@@ -130,6 +130,10 @@ const char* c_library_file_name(Platform platform) {
   }
 }
 
+std::string find_c_library(Platform platform, const std::string& dir) {
+  return find_c_library_in(platform, dir);
+}
+
 bool is_c_library_name(Platform platform, const std::string& name) {
   std::vector<unsigned long> version;
   return c_library_version(platform, name, &version);

@@ -72,6 +72,9 @@ SearchPlan plan_library_search(const SearchSettings& settings);
 // The unversioned file name of the C library on `platform` (libopenvino_c.so, ...).
 const char* c_library_file_name(Platform platform);
 
+// The C library file inside `dir` on `platform` (see above), or "" when there is none.
+std::string find_c_library(Platform platform, const std::string& dir);
+
 // True for the C library's file names on `platform`.
 bool is_c_library_name(Platform platform, const std::string& name);
 

@@ -46,8 +46,9 @@ bool OpenVinoLibrary::try_open(const LibraryCandidate& c, std::string* why) {
     std::error_code ec;
     fs::path p(c.path);
     if (fs::is_directory(p, ec)) {
+      std::string inside = find_c_library(host_search_settings("", "").platform, c.path);
       *why = "is a folder; set it to the library file itself, e.g. " +
-             (p / system_library_name()).string();
+             (inside.empty() ? (p / system_library_name()).string() : inside);
       return false;
     }
     if (!fs::exists(p, ec)) {

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from importlib.metadata import version
+from pathlib import Path
 
 from conftest import SEARCH_VARIABLES
 
@@ -53,12 +54,14 @@ def test_missing_openvino_library_fails_with_the_places_tried_and_the_fix(tmp_pa
     assert not library["ok"]
     assert f"* OPENVINO_LIB_PATH: {missing}" in library["detail"]
     assert any(f"OPENVINO_LIB_PATH: {missing}: no such file" in d for d in library["detail"])
-    assert "set OPENVINO_LIB_PATH to the full path" in library["fix"]
+    assert library["fix"].startswith("unset OPENVINO_LIB_PATH to search the other places, or point it at the "
+                                     "OpenVINO C library file itself")
     assert "devices" not in checks  # cannot be asked without OpenVINO
 
     text = _doctor(tmp_path, "doctor", env_updates={"OPENVINO_LIB_PATH": str(missing)})
     assert text.returncode == 1
-    assert "[FAIL] OpenVINO C library" in text.stdout and "fix: pip install" in text.stdout
+    assert "[FAIL] OpenVINO C library" in text.stdout and "fix: unset OPENVINO_LIB_PATH" in text.stdout
+    assert "Traceback" not in text.stdout + text.stderr
 
 
 def test_other_executorch_version_fails_with_the_pip_command(tmp_path):
@@ -75,10 +78,34 @@ def test_other_executorch_version_fails_with_the_pip_command(tmp_path):
     assert any("executorch 0.9.0 is installed" in d for d in package["detail"])
     assert package["fix"].startswith(f"pip install executorch=={version('executorch')}")
 
+    for argv in (["--json", "doctor"], []):  # any spelling: a report or the usage, never a traceback
+        other = _doctor(tmp_path, *argv, env_updates=env)
+        assert other.returncode in (1, 2) and "Traceback" not in other.stderr, other.stderr[-2000:]
+
     # A plain import still fails (only the doctor run keeps going).
     plain = subprocess.run([sys.executable, "-c", "import executorch_openvino"], env={**os.environ, **env},
                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert plain.returncode == 1 and "executorch 0.9.0 is installed" in plain.stderr
+
+
+def test_unreadable_build_information_is_a_failed_check(tmp_path):
+    # A copy of the package without build_info.json, found first on sys.path.
+    import shutil
+
+    import executorch_openvino
+
+    copy = tmp_path / "site" / "executorch_openvino"
+    shutil.copytree(Path(executorch_openvino.__file__).parent, copy)
+    (copy / "build_info.json").unlink()
+    # the libraries' RUNPATH finds libexecutorch.so in ../executorch/lib
+    import importlib.util
+    executorch_dir = importlib.util.find_spec("executorch").submodule_search_locations[0]
+    (copy.parent / "executorch").symlink_to(executorch_dir)
+    proc = _doctor(tmp_path, "doctor", "--json", env_updates={"PYTHONPATH": str(copy.parent)})
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-2000:]
+    ok, checks = _checks(proc)
+    assert not checks["executorch-openvino"]["ok"]
+    assert any("no readable build information" in d for d in checks["executorch-openvino"]["detail"])
 
 
 def test_unknown_command_prints_usage(tmp_path):

@@ -40,7 +40,8 @@ def test_openvino_lib_path_to_a_folder(tmp_path, pip_openvino_c_library):
     folder = pip_openvino_c_library.parent
     result = run_python_json(LOAD, {"OPENVINO_LIB_PATH": str(folder)}, tmp_path)
     assert not result["ok"]
-    assert f"OPENVINO_LIB_PATH: {folder}: is a folder; set it to the library file itself" in result["error"]
+    assert (f"OPENVINO_LIB_PATH: {folder}: is a folder; set it to the library file itself, e.g. "
+            f"{pip_openvino_c_library}") in result["error"]
 
 
 def test_openvino_lib_path_to_a_file_that_is_no_library(tmp_path):

@@ -10,18 +10,31 @@ from __future__ import annotations
 
 import sys
 
-from ._version_check import check_executorch_version
 
-# `python -m executorch_openvino doctor` must diagnose an environment where this
-# import fails; while `-m` locates the module, sys.argv[0] is "-m" (Python docs,
-# "Command line and environment"), so only that run keeps the failure for the report.
-_RUN_AS_DOCTOR = sys.argv[:2] == ["-m", "doctor"]
+def _run_by_python_m() -> bool:
+    """True while `python -m executorch_openvino[.doctor]` imports this package to run it.
+
+    Only then does a failed import become a report instead of an ImportError:
+    the doctor must diagnose an environment where this import fails. runpy
+    imports the package from ``_get_module_details(mod_name)``.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "_get_module_details" and frame.f_globals.get("__name__") == "runpy":
+            return frame.f_locals.get("mod_name") in ("executorch_openvino", "executorch_openvino.__main__",
+                                                      "executorch_openvino.doctor")
+        frame = frame.f_back
+    return False
+
+
 import_problem: ImportError | None = None
 try:
+    from ._version_check import check_executorch_version
+
     check_executorch_version()
     from . import _native  # loads and registers the delegate
 except ImportError as exc:
-    if not _RUN_AS_DOCTOR:
+    if not _run_by_python_m():
         raise
     import_problem = exc
 else:

@@ -6,13 +6,14 @@ COMMANDS = ("doctor",)
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in COMMANDS:
+    commands = [a for a in argv if not a.startswith("-")]
+    if len(commands) != 1 or commands[0] not in COMMANDS:
         print(f"usage: python -m executorch_openvino {{{','.join(COMMANDS)}}} [--json]\n"
               "  doctor  checks that the delegate can run here and which OpenVINO it uses", file=sys.stderr)
         return 2
     from .doctor import main as doctor
 
-    return doctor(argv[1:])
+    return doctor([a for a in argv if a != commands[0]])
 
 
 if __name__ == "__main__":

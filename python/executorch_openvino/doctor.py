@@ -41,7 +41,11 @@ def _package_check(package) -> Check:
     if problem is not None:
         return Check("executorch-openvino", False, [f"version {wheel}", f"import failed: {problem}"],
                      fix=_fix_from(str(problem)))
-    info = package.build_info()
+    try:
+        info = package.build_info()
+    except (OSError, ValueError) as exc:
+        return Check("executorch-openvino", False, [f"version {wheel}", f"no readable build information: {exc}"],
+                     fix="reinstall the wheel: pip install --force-reinstall --no-deps executorch-openvino")
     return Check("executorch-openvino", True, [
         f"version {wheel}, backend id {package.BACKEND_ID}",
         f"built against executorch {info['executorch_version']} and OpenVINO {info['openvino_version']} "
@@ -93,10 +97,17 @@ def _openvino_check(package) -> tuple[Check, bool]:
     try:
         loaded = package.load_openvino()
     except RuntimeError as exc:
+        explicit = next((c for c in plan["candidates"] if c["explicit"]), None)
+        if explicit is not None and explicit["source"].startswith("OPENVINO_LIB_PATH"):
+            fix = ("unset OPENVINO_LIB_PATH to search the other places, or point it at the OpenVINO C library "
+                   "file itself (libopenvino_c.so.<version> / openvino_c.dll) of OpenVINO 2025.4 or newer")
+        elif explicit is not None:
+            fix = "call executorch_openvino.set_library_path() with the OpenVINO C library file itself"
+        else:
+            fix = ("pip install 'openvino>=2025.4.1,<2027', or set OPENVINO_LIB_PATH to the full path of the "
+                   "OpenVINO C library (libopenvino_c.so.<version> / openvino_c.dll)")
         return Check("OpenVINO C library", False, ["search order (* = explicit choice):", *searched,
-                                                   f"load failed: {exc}"],
-                     fix="pip install 'openvino>=2025.4.1,<2027', or set OPENVINO_LIB_PATH to the full path "
-                         "of the OpenVINO C library (libopenvino_c.so.<abi> / openvino_c.dll)"), False
+                                                   *f"load failed: {exc}".splitlines()], fix=fix), False
     detail = [f"loaded {loaded['path']}", f"from: {loaded['source']}", f"OpenVINO {loaded['version']}",
               "search order (* = explicit choice):", *searched]
     detail += [f"also present, not used: {other}" for other in loaded["not_used"]]
@@ -113,9 +124,13 @@ def _devices_check(package) -> Check:
     detail = [f"available: {', '.join(devices) or 'none'}"]
     ok = "CPU" in devices
     if ok:
-        default = native.device_property("CPU", "INFERENCE_PRECISION_HINT")
-        capabilities = native.device_property("CPU", "OPTIMIZATION_CAPABILITIES")
-        detail.append(f"CPU: {native.device_property('CPU', 'FULL_DEVICE_NAME')}")
+        try:
+            default = native.device_property("CPU", "INFERENCE_PRECISION_HINT")
+            capabilities = native.device_property("CPU", "OPTIMIZATION_CAPABILITIES")
+            detail.append(f"CPU: {native.device_property('CPU', 'FULL_DEVICE_NAME')}")
+        except RuntimeError as exc:
+            return Check("devices", False, detail + [f"the CPU's properties could not be read: {exc}"],
+                         fix="check the OpenVINO installation (the CPU plugin next to the C library)")
         detail.append(f"CPU programs compute in f32: the delegate asks for it unless a program was lowered "
                       f"with inference_precision (OpenVINO's own default here: {default}; "
                       f"capabilities: {capabilities})")
