@@ -73,7 +73,21 @@ def test_operator_matches_eager(name, shape_index):
     check_fully_delegated(factory(), shapes[shape_index])
 
 
-@pytest.mark.parametrize("op", ["amax", "amin"])
+ALL_DIMS = {
+    "amax()": lambda x: x.amax(), "amin()": lambda x: x.amin(), "amax(dim=[])": lambda x: x.amax(dim=[]),
+    "mean(dim=None)": lambda x: torch.mean(x, dim=None), "mean(dim=None, keepdim)": lambda x: torch.mean(
+        x, dim=None, keepdim=True), "sum(dim=None)": lambda x: torch.sum(x, dim=None),
+    "sum(dim=[])": lambda x: torch.sum(x, dim=[]),
+}
+
+
+@pytest.mark.parametrize("op", ALL_DIMS)
 def test_reduction_over_all_dims(op):
-    """OpenVINO 2025.4.1's converter failed on ``x.amax()`` without a dim, and the whole lowering with it."""
-    check_fully_delegated(Fn(lambda x: getattr(x, op)()), (torch.randn(3, 4),))
+    """OpenVINO 2025.4.1's converter failed on reductions without a dim list (``x.amax()``,
+    ``torch.mean(x, dim=None)``: "Got less inputs 1 than expected 2"), and the whole lowering with it."""
+    check_fully_delegated(Fn(ALL_DIMS[op]), (torch.randn(3, 4),))
+
+
+def test_permute_with_negative_dims():
+    """OpenVINO 2025.4.1's converter failed on ``x.permute(-1, 0, -2)``."""
+    check_fully_delegated(Fn(lambda x: x.permute(-1, 0, -2)), (torch.randn(2, 3, 4),))
