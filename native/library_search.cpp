@@ -139,15 +139,19 @@ bool is_c_library_name(Platform platform, const std::string& name) {
   return c_library_version(platform, name, &version);
 }
 
+Platform host_platform() {
+#if defined(_WIN32)
+  return Platform::kWindows;
+#elif defined(__APPLE__)
+  return Platform::kMacOS;
+#else
+  return Platform::kLinux;
+#endif
+}
+
 SearchSettings host_search_settings(const std::string& explicit_path, const std::string& pip_dir) {
   SearchSettings s;
-#if defined(_WIN32)
-  s.platform = Platform::kWindows;
-#elif defined(__APPLE__)
-  s.platform = Platform::kMacOS;
-#else
-  s.platform = Platform::kLinux;
-#endif
+  s.platform = host_platform();
 #if defined(__aarch64__) || defined(_M_ARM64)
   s.architecture = Architecture::kArm64;
 #else

@@ -64,6 +64,9 @@ struct SearchPlan {
   std::vector<std::string> notes;            // places looked at that hold no library
 };
 
+// The platform this library was compiled for.
+Platform host_platform();
+
 // The settings of this process: the host platform and environment variables.
 SearchSettings host_search_settings(const std::string& explicit_path, const std::string& pip_dir);
 

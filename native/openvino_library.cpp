@@ -10,7 +10,7 @@ namespace fs = std::filesystem;
 namespace executorch_openvino {
 namespace {
 
-const char* system_library_name() { return c_library_file_name(host_search_settings("", "").platform); }
+const char* system_library_name() { return c_library_file_name(host_platform()); }
 
 }  // namespace
 
@@ -46,7 +46,7 @@ bool OpenVinoLibrary::try_open(const LibraryCandidate& c, std::string* why) {
     std::error_code ec;
     fs::path p(c.path);
     if (fs::is_directory(p, ec)) {
-      std::string inside = find_c_library(host_search_settings("", "").platform, c.path);
+      std::string inside = find_c_library(host_platform(), c.path);
       *why = "is a folder; set it to the library file itself, e.g. " +
              (inside.empty() ? (p / system_library_name()).string() : inside);
       return false;
@@ -103,7 +103,7 @@ bool OpenVinoLibrary::try_open(const LibraryCandidate& c, std::string* why) {
 bool OpenVinoLibrary::ensure_loaded(std::string* error) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (core_) return true;
-  SearchPlan plan = plan_library_search(host_search_settings(explicit_path_, pip_dir_));
+  SearchPlan plan = plan_locked();
   std::string tried;
   for (size_t i = 0; i < plan.candidates.size(); ++i) {
     const LibraryCandidate& c = plan.candidates[i];
@@ -162,6 +162,10 @@ std::string OpenVinoLibrary::device_property(const std::string& device, const st
 
 SearchPlan OpenVinoLibrary::search_plan() {
   std::lock_guard<std::mutex> lock(mutex_);
+  return plan_locked();
+}
+
+SearchPlan OpenVinoLibrary::plan_locked() const {
   return plan_library_search(host_search_settings(explicit_path_, pip_dir_));
 }
 

@@ -101,6 +101,7 @@ class OpenVinoLibrary {
 
  private:
   OpenVinoLibrary() = default;
+  SearchPlan plan_locked() const;  // the caller holds mutex_
   bool try_open(const LibraryCandidate& c, std::string* why);
 
   std::mutex mutex_;

@@ -53,10 +53,7 @@ NB_MODULE(_native, m) {
 
   m.def("load_library", [] {
     std::string error;
-    if (!OpenVinoLibrary::instance().ensure_loaded(&error)) {
-      executorch_openvino::report_error(error);
-      throw std::runtime_error(executorch_openvino::last_error());  // ASCII-escaped
-    }
+    if (!OpenVinoLibrary::instance().ensure_loaded(&error)) raise_reported(error);
     auto info = OpenVinoLibrary::instance().info();
     nb::dict d;
     d["path"] = info.path;
@@ -106,10 +103,7 @@ NB_MODULE(_native, m) {
   m.def("available_devices", [] {
     std::string error;
     auto devices = OpenVinoLibrary::instance().available_devices(&error);
-    if (!error.empty()) {
-      executorch_openvino::report_error(error);
-      throw std::runtime_error(executorch_openvino::last_error());
-    }
+    if (!error.empty()) raise_reported(error);
     return devices;
   });
 

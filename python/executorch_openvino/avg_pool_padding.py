@@ -123,21 +123,17 @@ def _refused(node: torch.fx.Node, why: str) -> bool:
     return False
 
 
-def spell_out_arguments(program: torch.export.ExportedProgram) -> None:
-    """Gives each pool's kernel_size, stride and padding one value per spatial dim.
+def spell_out_arguments(node: torch.fx.Node) -> None:
+    """Gives an average pool's kernel_size, stride and padding one value per spatial dim.
 
     OpenVINO's converter reads ``avg_pool2d(x, [3])`` as a 1-D kernel and fails
     ("Expected kernel size to be equal to input size - 2. Got: 1").
     """
-    from .conversion import op_name
-
-    for node in program.graph.nodes:
-        if node.op == "call_function" and op_name(node.target) in AVG_POOLS:
-            pool = _Pool.of(node)
-            args = list(node.args) + [None] * max(0, 4 - len(node.args))
-            args[1:4] = [pool.kernel, pool.stride, pool.padding]
-            node.args = tuple(args)
-            node.kwargs = {k: v for k, v in node.kwargs.items() if k not in ("kernel_size", "stride", "padding")}
+    pool = _Pool.of(node)
+    args = list(node.args) + [None] * max(0, 4 - len(node.args))
+    args[1:4] = [pool.kernel, pool.stride, pool.padding]
+    node.args = tuple(args)
+    node.kwargs = {k: v for k, v in node.kwargs.items() if k not in ("kernel_size", "stride", "padding")}
 
 
 def pad_explicitly(program: torch.export.ExportedProgram) -> None:
@@ -148,8 +144,8 @@ def pad_explicitly(program: torch.export.ExportedProgram) -> None:
     for node in list(graph.nodes):
         if node.op != "call_function" or op_name(node.target) not in AVG_POOLS:
             continue
-        if divides_like_pytorch(node) is not False or not can_delegate(node):
-            continue  # nothing to rewrite, or refused by the partitioner
+        if divides_like_pytorch(node) is not False:
+            continue  # nothing to rewrite (the partitioner took only static sizes when there is)
         pool = _Pool.of(node)
         rank = len(pool.kernel)
         pads = [p for d in reversed(range(rank)) for p in (pool.padding[d], pool.padding[d])]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from .avg_pool_padding import pad_explicitly, spell_out_arguments
+from . import avg_pool_padding
 from .processed_blob import OpenvinoIr
 
 # torch dtype -> OpenVINO element type name; the delegate's runtime supports these.
@@ -55,6 +55,8 @@ def _restore_aten_ops(program: torch.export.ExportedProgram) -> None:
                 node.target = aten_op
                 node.kwargs = {k: v for k, v in node.kwargs.items() if k != "dim_order"}
             _spell_out_all_dims(node)
+            if op_name(node.target) in avg_pool_padding.AVG_POOLS:
+                avg_pool_padding.spell_out_arguments(node)
     program.graph_module.recompile()
 
 
@@ -269,8 +271,7 @@ def convert_partition(program: torch.export.ExportedProgram) -> OpenvinoIr:
     outputs = _user_output_values(program)
     _check_int64_constants(program)
     _restore_aten_ops(program)
-    spell_out_arguments(program)
-    pad_explicitly(program)
+    avg_pool_padding.pad_explicitly(program)
     positions = _return_copy_sources(program)
     try:
         model = ov.convert_model(program)
