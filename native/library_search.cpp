@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <filesystem>
-#include <system_error>
+#include <initializer_list>
 
-namespace fs = std::filesystem;
+#include "file_system.h"
 
 namespace executorch_openvino {
 namespace {
@@ -64,57 +63,60 @@ bool c_library_version(Platform platform, const std::string& name, std::vector<u
 // The C library inside `dir`, or "" when there is none. Only regular files (or
 // links to them) count; where several versions sit side by side the highest
 // version number wins, so the choice is stable.
-std::string find_c_library_in(Platform platform, const fs::path& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return "";
+std::string find_c_library_in(Platform platform, const std::string& dir) {
+  if (!files::is_directory(dir)) return "";
   std::string best;
   std::vector<unsigned long> best_version;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    std::string name = entry.path().filename().string();
+  for (const std::string& name : files::list_directory(dir)) {
     std::vector<unsigned long> version;
-    std::error_code file_ec;
-    if (!c_library_version(platform, name, &version) || !fs::is_regular_file(entry.path(), file_ec)) continue;
+    if (!c_library_version(platform, name, &version) || !files::is_regular_file(files::join(dir, name))) continue;
     if (best.empty() || version > best_version || (version == best_version && name > best)) {
       best = name;
       best_version = version;
     }
   }
-  return best.empty() ? "" : (dir / best).string();
+  return best.empty() ? "" : files::join(dir, best);
+}
+
+// `base` followed by `parts`, joined with the host's separator.
+std::string path_of(std::string base, std::initializer_list<const char*> parts) {
+  for (const char* part : parts) base = files::join(base, part);
+  return base;
 }
 
 // The install tree's library folders, in the order tried.
-std::vector<fs::path> install_tree_library_dirs(const SearchSettings& s) {
-  fs::path runtime = fs::path(s.install_tree) / "runtime";
+std::vector<std::string> install_tree_library_dirs(const SearchSettings& s) {
+  std::string runtime = files::join(s.install_tree, "runtime");
   const char* arch = s.architecture == Architecture::kArm64
                          ? (s.platform == Platform::kLinux ? "aarch64" : "arm64")
                          : "intel64";
   switch (s.platform) {
     case Platform::kWindows:
-      return {runtime / "bin" / arch / "Release"};
+      return {path_of(runtime, {"bin", arch, "Release"})};
     case Platform::kMacOS:
-      return {runtime / "lib" / arch / "Release"};
+      return {path_of(runtime, {"lib", arch, "Release"})};
     case Platform::kLinux:
     default:
-      return {runtime / "lib" / arch};
+      return {path_of(runtime, {"lib", arch})};
   }
 }
 
-fs::path conda_library_dir(const SearchSettings& s) {
-  return s.platform == Platform::kWindows ? fs::path(s.conda_prefix) / "Library" / "bin"
-                                          : fs::path(s.conda_prefix) / "lib";
+std::string conda_library_dir(const SearchSettings& s) {
+  return s.platform == Platform::kWindows ? path_of(s.conda_prefix, {"Library", "bin"})
+                                          : files::join(s.conda_prefix, "lib");
 }
 
 // Adds the library found in one of `dirs`, or a note naming the folders looked in.
-void add_found(const SearchSettings& s, const std::vector<fs::path>& dirs, const std::string& source,
+void add_found(const SearchSettings& s, const std::vector<std::string>& dirs, const std::string& source,
                std::vector<std::string> dependency_dirs, SearchPlan* plan) {
   std::string looked;
-  for (const fs::path& dir : dirs) {
+  for (const std::string& dir : dirs) {
     std::string found = find_c_library_in(s.platform, dir);
     if (!found.empty()) {
       plan->candidates.push_back({found, source, false, std::move(dependency_dirs)});
       return;
     }
-    looked += (looked.empty() ? "" : ", ") + dir.string();
+    looked += (looked.empty() ? "" : ", ") + dir;
   }
   plan->notes.push_back(source + ": no " + c_library_file_name(s.platform) + " in " + looked);
 }
@@ -174,21 +176,20 @@ SearchPlan plan_library_search(const SearchSettings& s) {
   if (!s.lib_path_env.empty()) {
     // executorch's pybindings set OPENVINO_LIB_PATH to the pip package's
     // library when it is unset; say so rather than credit the user.
-    std::error_code ec;
-    bool is_pip = !pip_library.empty() && fs::equivalent(s.lib_path_env, pip_library, ec);
+    bool is_pip = !pip_library.empty() && files::same_file(s.lib_path_env, pip_library);
     plan.candidates.push_back(
         {s.lib_path_env, is_pip ? "OPENVINO_LIB_PATH (the pip openvino package)" : "OPENVINO_LIB_PATH", true, {}});
   }
   if (s.pip_dir.empty()) {
     plan.notes.push_back("pip openvino package: not installed (or not told by Python)");
   } else {
-    add_found(s, {fs::path(s.pip_dir)}, "pip openvino package", {}, &plan);
+    add_found(s, {s.pip_dir}, "pip openvino package", {}, &plan);
   }
   if (!s.install_tree.empty()) {
     std::vector<std::string> dependencies;
     if (s.platform == Platform::kWindows) {
       // openvino.dll loads tbb12.dll, which the archive keeps apart.
-      dependencies.push_back((fs::path(s.install_tree) / "runtime" / "3rdparty" / "tbb" / "bin").string());
+      dependencies.push_back(path_of(s.install_tree, {"runtime", "3rdparty", "tbb", "bin"}));
     }
     add_found(s, install_tree_library_dirs(s), "INTEL_OPENVINO_DIR install tree", std::move(dependencies), &plan);
   }

@@ -1,11 +1,7 @@
 #include "openvino_library.h"
 
 #include "dynamic_library.h"
-
-#include <filesystem>
-#include <system_error>
-
-namespace fs = std::filesystem;
+#include "file_system.h"
 
 namespace executorch_openvino {
 namespace {
@@ -43,24 +39,21 @@ LoadedLibraryInfo OpenVinoLibrary::info() {
 
 bool OpenVinoLibrary::try_open(const LibraryCandidate& c, std::string* why) {
   if (c.explicit_choice) {
-    std::error_code ec;
-    fs::path p(c.path);
-    if (fs::is_directory(p, ec)) {
+    if (files::is_directory(c.path)) {
       std::string inside = find_c_library(host_platform(), c.path);
       *why = "is a folder; set it to the library file itself, e.g. " +
-             (inside.empty() ? (p / system_library_name()).string() : inside);
+             (inside.empty() ? files::join(c.path, system_library_name()) : inside);
       return false;
     }
-    if (!fs::exists(p, ec)) {
+    if (!files::exists(c.path)) {
       *why = "no such file";
       return false;
     }
   }
   // A symlink elsewhere would make the loader look for libopenvino.so next to
   // the link, not next to the real file: open the real file.
-  std::error_code ec;
-  fs::path real = c.explicit_choice ? fs::canonical(c.path, ec) : fs::path();
-  const std::string path = (c.explicit_choice && !ec) ? real.string() : c.path;
+  std::string real = c.explicit_choice ? files::canonical(c.path) : std::string();
+  const std::string path = real.empty() ? c.path : real;
   std::string loader_error;
   void* h = open_library(path, c.dependency_dirs, &loader_error);
   if (!h) {
@@ -111,9 +104,7 @@ bool OpenVinoLibrary::ensure_loaded(std::string* error) {
     if (try_open(c, &why)) {
       for (size_t later = i + 1; later < plan.candidates.size(); ++later) {
         const LibraryCandidate& other = plan.candidates[later];
-        std::error_code ec;
-        bool same_file = fs::equivalent(other.path, info_.path, ec);
-        if (other.source != "system loader" && !same_file) {
+        if (other.source != "system loader" && !files::same_file(other.path, info_.path)) {
           info_.not_used.push_back(other.source + ": " + other.path);
         }
       }

@@ -32,9 +32,53 @@ def _members(wheel: Path) -> dict[str, bytes]:
         return {name: z.read(name) for name in z.namelist()}
 
 
-def test_manylinux_tag(wheel):
+def test_manylinux_2_28_tag(wheel):
+    # executorch's own wheels are manylinux_2_28 (Ubuntu 20.04, RHEL 8); ours must not ask for more.
     _, _, _, tags = parse_wheel_filename(wheel.name)
-    assert all(t.platform.startswith("manylinux_") for t in tags), [str(t) for t in tags]
+    assert {t.platform for t in tags} == {"manylinux_2_28_x86_64"}, [str(t) for t in tags]
+
+
+def _elf_files(wheel: Path):
+    from elftools.elf.elffile import ELFFile
+
+    for name, data in _members(wheel).items():
+        if data.startswith(b"\x7fELF"):
+            yield name, ELFFile(io.BytesIO(data))
+
+
+def _needed_versions(elf) -> dict[str, set[str]]:
+    """{library file name: symbol versions required from it} (the ELF's .gnu.version_r)."""
+    from elftools.elf.gnuversions import GNUVerNeedSection
+
+    needed: dict[str, set[str]] = {}
+    for section in elf.iter_sections():
+        if isinstance(section, GNUVerNeedSection):
+            for library, versions in section.iter_versions():
+                needed.setdefault(library.name, set()).update(v.name for v in versions)
+    return needed
+
+
+def test_libraries_need_glibc_2_28_at_most_and_no_shared_libstdcxx(wheel):
+    # CMakeLists.txt's EXOV_GLIBC_2_28: libstdc++ linked statically, glibc symbols bound to old versions.
+    for name, elf in _elf_files(wheel):
+        needed = _needed_versions(elf)
+        assert "libstdc++.so.6" not in needed, f"{name} needs the shared libstdc++: {needed['libstdc++.so.6']}"
+        glibc = {Version(v.split("_", 1)[1]) for v in needed.get("libc.so.6", ()) if v.startswith("GLIBC_2")}
+        assert glibc and max(glibc) <= Version("2.28"), f"{name} needs glibc {max(glibc)}"
+
+
+def test_static_libstdcxx_is_not_exported(wheel):
+    # Another library in the process (torch, executorch) brings its own libstdc++: ours stays private.
+    from elftools.elf.sections import SymbolTableSection
+
+    for name, elf in _elf_files(wheel):
+        dynsym = next(s for s in elf.iter_sections() if isinstance(s, SymbolTableSection) and s.name == ".dynsym")
+        # Weak symbols are std templates instantiated by our own code (vector<string>::push_back...);
+        # libstdc++.a's own definitions are strong.
+        leaked = [sym.name for sym in dynsym.iter_symbols()
+                  if sym["st_shndx"] != "SHN_UNDEF" and sym["st_info"]["bind"] == "STB_GLOBAL"
+                  and sym.name.startswith(("_ZNSt", "_ZSt", "_ZNKSt", "__cxa", "__gxx"))]
+        assert not leaked, f"{name} exports libstdc++ symbols: {leaked[:5]}"
 
 
 def test_nothing_vendored_from_other_wheels(wheel):
@@ -47,12 +91,8 @@ def test_nothing_vendored_from_other_wheels(wheel):
 
 def test_runpaths_are_origin_relative(wheel):
     from elftools.elf.dynamic import DynamicSection
-    from elftools.elf.elffile import ELFFile
 
-    for name, data in _members(wheel).items():
-        if not data.startswith(b"\x7fELF"):
-            continue
-        elf = ELFFile(io.BytesIO(data))
+    for name, elf in _elf_files(wheel):
         entries = []
         for section in elf.iter_sections():
             if isinstance(section, DynamicSection):

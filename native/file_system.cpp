@@ -1,0 +1,176 @@
+#include "file_system.h"
+
+#ifdef _WIN32
+#include <windows.h>
+#else
+#include <dirent.h>
+#include <fcntl.h>  // AT_FDCWD
+#include <stdlib.h>
+#include <sys/stat.h>
+#endif
+
+namespace executorch_openvino {
+namespace files {
+
+std::string join(const std::string& dir, const std::string& name) {
+  if (dir.empty()) return name;
+  char last = dir.back();
+  bool has_separator = last == '/' || (separator() == '\\' && last == '\\');
+  return has_separator ? dir + name : dir + separator() + name;
+}
+
+#ifdef _WIN32
+
+namespace {
+std::wstring widen(const std::string& utf8) {
+  int n = MultiByteToWideChar(CP_UTF8, 0, utf8.c_str(), -1, nullptr, 0);
+  std::wstring out(n > 0 ? n - 1 : 0, L'\0');
+  if (n > 1) MultiByteToWideChar(CP_UTF8, 0, utf8.c_str(), -1, &out[0], n);
+  return out;
+}
+std::string narrow(const std::wstring& wide) {
+  int n = WideCharToMultiByte(CP_UTF8, 0, wide.c_str(), -1, nullptr, 0, nullptr, nullptr);
+  std::string out(n > 0 ? n - 1 : 0, '\0');
+  if (n > 1) WideCharToMultiByte(CP_UTF8, 0, wide.c_str(), -1, &out[0], n, nullptr, nullptr);
+  return out;
+}
+DWORD attributes(const std::string& path) { return GetFileAttributesW(widen(path).c_str()); }
+// A handle that follows links, for identity and final-path queries.
+HANDLE open_for_query(const std::string& path) {
+  return CreateFileW(widen(path).c_str(), 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+                     nullptr, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr);
+}
+}  // namespace
+
+char separator() { return '\\'; }
+
+bool exists(const std::string& path) { return attributes(path) != INVALID_FILE_ATTRIBUTES; }
+
+bool is_directory(const std::string& path) {
+  DWORD a = attributes(path);
+  return a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY);
+}
+
+bool is_regular_file(const std::string& path) {
+  HANDLE h = open_for_query(path);  // follows a link to its target
+  if (h == INVALID_HANDLE_VALUE) return false;
+  BY_HANDLE_FILE_INFORMATION info;
+  bool ok = GetFileInformationByHandle(h, &info) && !(info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY);
+  CloseHandle(h);
+  return ok;
+}
+
+std::vector<std::string> list_directory(const std::string& dir) {
+  std::vector<std::string> names;
+  WIN32_FIND_DATAW found;
+  HANDLE h = FindFirstFileW(widen(join(dir, "*")).c_str(), &found);
+  if (h == INVALID_HANDLE_VALUE) return names;
+  do {
+    std::wstring name = found.cFileName;
+    if (name != L"." && name != L"..") names.push_back(narrow(name));
+  } while (FindNextFileW(h, &found));
+  FindClose(h);
+  return names;
+}
+
+std::string canonical(const std::string& path) {
+  HANDLE h = open_for_query(path);
+  if (h == INVALID_HANDLE_VALUE) return "";
+  std::wstring out(MAX_PATH, L'\0');
+  DWORD n = GetFinalPathNameByHandleW(h, &out[0], static_cast<DWORD>(out.size()), FILE_NAME_NORMALIZED);
+  if (n >= out.size()) {
+    out.resize(n + 1);
+    n = GetFinalPathNameByHandleW(h, &out[0], static_cast<DWORD>(out.size()), FILE_NAME_NORMALIZED);
+  }
+  CloseHandle(h);
+  if (n == 0 || n >= out.size()) return "";
+  out.resize(n);
+  // "\\?\C:\x" -> "C:\x"; "\\?\UNC\server\share" -> "\\server\share"
+  if (out.rfind(L"\\\\?\\UNC\\", 0) == 0) return narrow(L"\\\\" + out.substr(8));
+  if (out.rfind(L"\\\\?\\", 0) == 0) return narrow(out.substr(4));
+  return narrow(out);
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  BY_HANDLE_FILE_INFORMATION info[2];
+  const std::string* paths[2] = {&a, &b};
+  for (int i = 0; i < 2; ++i) {
+    HANDLE h = open_for_query(*paths[i]);
+    if (h == INVALID_HANDLE_VALUE) return false;
+    bool ok = GetFileInformationByHandle(h, &info[i]);
+    CloseHandle(h);
+    if (!ok) return false;
+  }
+  return info[0].dwVolumeSerialNumber == info[1].dwVolumeSerialNumber &&
+         info[0].nFileIndexHigh == info[1].nFileIndexHigh && info[0].nFileIndexLow == info[1].nFileIndexLow;
+}
+
+#else
+
+char separator() { return '/'; }
+
+namespace {
+// What stat() says about `path`, following links. On Linux through statx
+// (glibc 2.28): glibc 2.33 made stat() an exported symbol of its own version,
+// which a manylinux_2_28 library must not need.
+struct FileStatus {
+  bool exists = false;
+  bool directory = false;
+  bool regular = false;
+  unsigned long long device = 0, inode = 0;
+};
+FileStatus status_of(const std::string& path) {
+  FileStatus s;
+#ifdef __linux__
+  struct statx st;
+  if (statx(AT_FDCWD, path.c_str(), 0, STATX_TYPE | STATX_INO, &st) != 0) return s;
+  s.directory = S_ISDIR(st.stx_mode);
+  s.regular = S_ISREG(st.stx_mode);
+  s.device = (static_cast<unsigned long long>(st.stx_dev_major) << 32) | st.stx_dev_minor;
+  s.inode = st.stx_ino;
+#else
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return s;
+  s.directory = S_ISDIR(st.st_mode);
+  s.regular = S_ISREG(st.st_mode);
+  s.device = static_cast<unsigned long long>(st.st_dev);
+  s.inode = static_cast<unsigned long long>(st.st_ino);
+#endif
+  s.exists = true;
+  return s;
+}
+}  // namespace
+
+bool exists(const std::string& path) { return status_of(path).exists; }
+bool is_directory(const std::string& path) { return status_of(path).directory; }
+bool is_regular_file(const std::string& path) { return status_of(path).regular; }  // links followed
+
+std::vector<std::string> list_directory(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return names;
+  while (struct dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  closedir(d);
+  return names;
+}
+
+std::string canonical(const std::string& path) {
+  char* resolved = realpath(path.c_str(), nullptr);
+  if (!resolved) return "";
+  std::string out(resolved);
+  free(resolved);
+  return out;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  FileStatus sa = status_of(a), sb = status_of(b);
+  return sa.exists && sb.exists && sa.device == sb.device && sa.inode == sb.inode;
+}
+
+#endif
+
+}  // namespace files
+}  // namespace executorch_openvino

@@ -1,0 +1,32 @@
+// The few file-system queries the library search needs, on the host's own API
+// (POSIX, or Win32 with UTF-8 paths widened).
+//
+// Not std::filesystem: libstdc++ exports it only from GLIBCXX_3.4.26 on, and
+// its static copy pulls in locale code bound to glibc 2.33+ symbols; both would
+// lift the Linux wheel above manylinux_2_28 (native/glibc_2_28.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace executorch_openvino {
+namespace files {
+
+// The host's separator: '\' on Windows, '/' elsewhere.
+char separator();
+// `dir` and `name` joined with one separator.
+std::string join(const std::string& dir, const std::string& name);
+
+bool exists(const std::string& path);
+bool is_directory(const std::string& path);
+// A regular file, or a link to one.
+bool is_regular_file(const std::string& path);
+// The names in `dir` (without "." and ".."), unsorted; empty when it cannot be read.
+std::vector<std::string> list_directory(const std::string& dir);
+// The absolute path with every link resolved; "" when `path` does not exist.
+std::string canonical(const std::string& path);
+// True when both name the same existing file (links and hard links included).
+bool same_file(const std::string& a, const std::string& b);
+
+}  // namespace files
+}  // namespace executorch_openvino
