@@ -10,6 +10,9 @@ Sessions (``nox -l`` lists them):
   conformance-<openvino> fresh venv as for tests; ExecuTorch's operator conformance suite
   install_tree          wheel built against an OpenVINO install tree; suite lowered in one
                         venv, the recorded programs run in another with only the tree
+  windows_loader-<openvino>  the delegate's Windows loader, cross-compiled with mingw-w64,
+                        loads the win_amd64 openvino wheel's openvino_c.dll under wine
+  windows_repair        delvewheel repair of a win_amd64 wheel built with mingw-w64
 
 Sessions compose: ``tests`` and ``demo`` require ``repair``, which keeps a
 repaired wheel newer than every source file and otherwise builds and repairs
@@ -287,3 +290,86 @@ def install_tree(session: nox.Session) -> None:
         session.run(python, "-m", "pytest", str(ROOT / "tests" / "deployment" / "replay_programs.py"),
                     "-p", "no:cacheprovider", "--rootdir", str(ROOT / "tests" / "deployment"), "-q",
                     env=run_env, external=True)
+
+
+# Windows, from Linux: mingw-w64 cross-compiles, wine runs (DESIGN.md: the executorch
+# Windows wheel has no runtime to link, so the loader and the repair are what is checked).
+WINDOWS_DIR = BUILD / "windows"
+WINDOWS_PACKAGES = ["g++-mingw-w64-x86-64-posix", "wine64"]  # Debian's
+MINGW_CXX = "x86_64-w64-mingw32-g++-posix"
+LOADER_SOURCES = ["native/dynamic_library.cpp", "native/library_search.cpp", "native/openvino_library.cpp",
+                  "native/file_system.cpp"]
+
+
+def _windows_toolchain(session: nox.Session) -> tuple[str, str]:
+    """(the mingw-w64 C++ compiler, the wine binary); installs Debian's packages when missing and root."""
+    def find() -> tuple[str | None, str | None]:
+        wine = next((w for w in (shutil.which("wine64"), "/usr/lib/wine/wine64", shutil.which("wine"))
+                     if w and os.access(w, os.X_OK)), None)
+        return shutil.which(MINGW_CXX), wine
+
+    cxx, wine = find()
+    if not (cxx and wine) and os.geteuid() == 0 and shutil.which("apt-get"):
+        session.run("apt-get", "update", "-qq", external=True)
+        session.run("apt-get", "install", "-y", "-qq", "--no-install-recommends", *WINDOWS_PACKAGES,
+                    external=True, env={"DEBIAN_FRONTEND": "noninteractive"})
+        cxx, wine = find()
+    if not (cxx and wine):
+        session.error(f"mingw-w64 and wine are needed: sudo apt-get install {' '.join(WINDOWS_PACKAGES)}")
+    return cxx, wine
+
+
+def _windows_openvino(session: nox.Session, openvino: str) -> Path:
+    """The win_amd64 openvino wheel of `openvino`, downloaded once and unpacked (headers and DLLs)."""
+    import zipfile
+
+    root = WINDOWS_DIR / f"openvino-{openvino}"
+    if not (root / "openvino" / "libs" / "openvino_c.dll").is_file():
+        downloads = WINDOWS_DIR / "downloads"
+        session.run("python", "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+                    "--platform", "win_amd64", "--python-version", PYTHON, "-d", str(downloads),
+                    f"openvino=={openvino}")
+        wheel = next(downloads.glob(f"openvino-{openvino}-*-win_amd64.whl"))
+        shutil.rmtree(root, ignore_errors=True)
+        with zipfile.ZipFile(wheel) as z:
+            # The GPU and NPU plugins (180 MB) are not used here.
+            z.extractall(root, [n for n in z.namelist() if n.startswith("openvino/include/")
+                                or (n.startswith("openvino/libs/") and "_gpu_" not in n and "_npu_" not in n)])
+    return root
+
+
+def _wine_environment(session: nox.Session, wine: str) -> dict:
+    """A wine prefix of the project's own (created on first use) and quiet, offline settings."""
+    env = {"WINEPREFIX": str(WINDOWS_DIR / "wineprefix"), "WINEDEBUG": "-all", "WINEARCH": "win64",
+           "WINEDLLOVERRIDES": "mscoree,mshtml="}  # no Mono or Gecko installers (no network)
+    if not (WINDOWS_DIR / "wineprefix" / "system.reg").is_file():
+        WINDOWS_DIR.mkdir(parents=True, exist_ok=True)
+        session.run(wine, "wineboot", "-i", env=env, external=True)
+    return env
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize("openvino", OPENVINO_RELEASES, ids=OPENVINO_RELEASES)
+def windows_loader(session: nox.Session, openvino: str) -> None:
+    """The delegate's Windows loader under wine, against the win_amd64 openvino wheel's real DLLs.
+
+    Cross-compiles tests/windows/loader_check.cpp with the delegate's loader
+    sources, then tests/windows/loader_checks.py runs it: pip and install-tree
+    layouts load and compute; PATH, the current folder and relative names are
+    never used.
+    """
+    cxx, wine = _windows_toolchain(session)
+    session.install("pytest")
+    openvino_root = _windows_openvino(session, openvino)
+    exe = WINDOWS_DIR / f"loader_check-{openvino}.exe"
+    session.run(cxx, "-std=c++17", "-O2", "-Wall", "-static", "-I", str(ROOT / "native"),
+                "-I", str(openvino_root / "openvino" / "include"),
+                *[str(ROOT / src) for src in LOADER_SOURCES], str(ROOT / "tests" / "windows" / "loader_check.cpp"),
+                "-o", str(exe), external=True)
+    env = {**_wine_environment(session, wine), "EXOV_LOADER_CHECK": str(exe), "EXOV_WINE": wine,
+           "EXOV_WINDOWS_OPENVINO": str(openvino_root / "openvino" / "libs"), "EXOV_OPENVINO_VERSION": openvino}
+    with session.chdir(session.create_tmp()):
+        session.run("python", "-m", "pytest", str(ROOT / "tests" / "windows" / "loader_checks.py"),
+                    "-p", "no:cacheprovider", "--rootdir", str(ROOT / "tests" / "windows"),
+                    "--confcutdir", str(ROOT / "tests" / "windows"), "-ra",
+                    *session.posargs, env=env)

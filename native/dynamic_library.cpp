@@ -1,5 +1,7 @@
 #include "dynamic_library.h"
 
+#include "file_system.h"
+
 #ifdef _WIN32
 #include <windows.h>
 #else
@@ -10,12 +12,6 @@ namespace executorch_openvino {
 
 #ifdef _WIN32
 namespace {
-std::wstring widen(const std::string& utf8) {
-  int n = MultiByteToWideChar(CP_UTF8, 0, utf8.c_str(), -1, nullptr, 0);
-  std::wstring out(n > 0 ? n - 1 : 0, L'\0');
-  if (n > 1) MultiByteToWideChar(CP_UTF8, 0, utf8.c_str(), -1, &out[0], n);
-  return out;
-}
 std::string last_windows_error() {
   DWORD code = GetLastError();
   char* text = nullptr;
@@ -31,32 +27,24 @@ std::string last_windows_error() {
   while (!msg.empty() && (msg.back() == '\n' || msg.back() == '\r')) msg.pop_back();
   return msg;
 }
-
-bool is_absolute(const std::wstring& p) {
-  bool drive = p.size() > 2 && p[1] == L':' && (p[2] == L'\\' || p[2] == L'/');
-  bool unc = p.size() > 2 && (p[0] == L'\\' || p[0] == L'/') && (p[1] == L'\\' || p[1] == L'/');
-  return drive || unc;
-}
 }  // namespace
 
 void* open_library(const std::string& path, const std::vector<std::string>& dependency_dirs,
                    std::string* error) {
-  std::wstring wide = widen(path);
   // LoadLibraryExW with LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR requires an absolute path.
-  if (!is_absolute(wide)) {
+  if (!files::is_absolute(path)) {
     *error = "refused: '" + path + "' is not an absolute path (relative names would search PATH)";
     return nullptr;
   }
   for (const std::string& dir : dependency_dirs) {
-    std::wstring wide_dir = widen(dir);
     // Kept for the process: OpenVINO loads its plugins, and they TBB, later.
-    if (!is_absolute(wide_dir) || !AddDllDirectory(wide_dir.c_str())) {
+    if (!files::is_absolute(dir) || !AddDllDirectory(files::widen(dir).c_str())) {
       *error = "could not add the dependency folder '" + dir + "': " +
-               (is_absolute(wide_dir) ? last_windows_error() : std::string("not an absolute path"));
+               (files::is_absolute(dir) ? last_windows_error() : std::string("not an absolute path"));
       return nullptr;
     }
   }
-  HMODULE h = LoadLibraryExW(wide.c_str(), nullptr,
+  HMODULE h = LoadLibraryExW(files::widen(path).c_str(), nullptr,
                              LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR | LOAD_LIBRARY_SEARCH_DEFAULT_DIRS);
   if (!h) *error = last_windows_error();
   return reinterpret_cast<void*>(h);

@@ -21,13 +21,14 @@ std::string join(const std::string& dir, const std::string& name) {
 
 #ifdef _WIN32
 
-namespace {
 std::wstring widen(const std::string& utf8) {
   int n = MultiByteToWideChar(CP_UTF8, 0, utf8.c_str(), -1, nullptr, 0);
   std::wstring out(n > 0 ? n - 1 : 0, L'\0');
   if (n > 1) MultiByteToWideChar(CP_UTF8, 0, utf8.c_str(), -1, &out[0], n);
   return out;
 }
+
+namespace {
 std::string narrow(const std::wstring& wide) {
   int n = WideCharToMultiByte(CP_UTF8, 0, wide.c_str(), -1, nullptr, 0, nullptr, nullptr);
   std::string out(n > 0 ? n - 1 : 0, '\0');
@@ -43,6 +44,13 @@ HANDLE open_for_query(const std::string& path) {
 }  // namespace
 
 char separator() { return '\\'; }
+
+bool is_absolute(const std::string& p) {
+  auto slash = [](char c) { return c == '\\' || c == '/'; };
+  bool drive = p.size() > 2 && p[1] == ':' && slash(p[2]);
+  bool unc = p.size() > 2 && slash(p[0]) && slash(p[1]);
+  return drive || unc;
+}
 
 bool exists(const std::string& path) { return attributes(path) != INVALID_FILE_ATTRIBUTES; }
 
@@ -108,6 +116,8 @@ bool same_file(const std::string& a, const std::string& b) {
 #else
 
 char separator() { return '/'; }
+
+bool is_absolute(const std::string& path) { return !path.empty() && path[0] == '/'; }
 
 namespace {
 // What stat() says about `path`, following links. On Linux through statx

@@ -17,6 +17,9 @@ char separator();
 // `dir` and `name` joined with one separator.
 std::string join(const std::string& dir, const std::string& name);
 
+// Windows: "C:\x" or "\\server\share" (either slash); elsewhere: "/x".
+bool is_absolute(const std::string& path);
+
 bool exists(const std::string& path);
 bool is_directory(const std::string& path);
 // A regular file, or a link to one.
@@ -27,6 +30,11 @@ std::vector<std::string> list_directory(const std::string& dir);
 std::string canonical(const std::string& path);
 // True when both name the same existing file (links and hard links included).
 bool same_file(const std::string& a, const std::string& b);
+
+#ifdef _WIN32
+// UTF-8 to the UTF-16 that Windows' W functions take.
+std::wstring widen(const std::string& utf8);
+#endif
 
 }  // namespace files
 }  // namespace executorch_openvino

@@ -39,6 +39,13 @@ LoadedLibraryInfo OpenVinoLibrary::info() {
 
 bool OpenVinoLibrary::try_open(const LibraryCandidate& c, std::string* why) {
   if (c.explicit_choice) {
+    if (!files::is_absolute(c.path)) {
+      std::string resolved = files::canonical(c.path);
+      *why = "is not an absolute path; give the library file's full path" +
+             (resolved.empty() ? std::string() : ", e.g. " + resolved) +
+             " (a relative path would depend on the current folder)";
+      return false;
+    }
     if (files::is_directory(c.path)) {
       std::string inside = find_c_library(host_platform(), c.path);
       *why = "is a folder; set it to the library file itself, e.g. " +

@@ -44,6 +44,28 @@ def test_openvino_lib_path_to_a_folder(tmp_path, pip_openvino_c_library):
             f"{pip_openvino_c_library}") in result["error"]
 
 
+def test_openvino_lib_path_relative_is_refused_with_the_full_path_to_set(tmp_path, pip_openvino_c_library):
+    # An environment variable outlives the folder it was set in: the library must not depend on it.
+    relative = os.path.relpath(pip_openvino_c_library, tmp_path)
+    result = run_python_json(LOAD, {"OPENVINO_LIB_PATH": relative}, tmp_path)
+    assert not result["ok"]
+    assert "OPENVINO_LIB_PATH" in result["error"]
+    assert (f": {relative}: is not an absolute path; give the library file's full path, "
+            f"e.g. {pip_openvino_c_library.resolve()}") in result["error"]
+
+
+def test_set_library_path_takes_a_path_relative_to_the_current_folder(tmp_path, pip_openvino_c_library):
+    relative = os.path.relpath(pip_openvino_c_library, tmp_path)
+    code = f"""
+        import json, executorch_openvino as exov
+        exov.set_library_path({relative!r})
+        print(json.dumps(exov.load_openvino()))
+    """
+    result = run_python_json(code, {}, tmp_path)
+    assert result["source"] == "explicit path (set_library_path)"
+    assert result["path"] == str(pip_openvino_c_library.resolve())
+
+
 def test_openvino_lib_path_to_a_file_that_is_no_library(tmp_path):
     text = tmp_path / "libopenvino_c.so"
     text.write_text("not a shared library\n")

@@ -8,6 +8,7 @@ loaded when the first delegated method is loaded (or by :func:`load_openvino`).
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -56,9 +57,12 @@ def set_library_path(path) -> None:
     """Uses this OpenVINO C library file (``libopenvino_c.so.<abi>``, ``openvino_c.dll``).
 
     Takes precedence over ``OPENVINO_LIB_PATH`` and the pip package; has an
-    effect only before OpenVINO is first loaded in this process.
+    effect only before OpenVINO is first loaded in this process. A relative
+    ``path`` is taken relative to the current folder now (``OPENVINO_LIB_PATH``
+    must be absolute: it outlives the folder it was set in).
     """
-    _native.set_library_path(str(path))
+    path = os.fspath(path)
+    _native.set_library_path(os.path.abspath(path) if path else "")  # "" clears it
 
 
 def load_openvino() -> dict:
