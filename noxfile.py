@@ -348,6 +348,16 @@ def _wine_environment(session: nox.Session, wine: str) -> dict:
     return env
 
 
+def _build_loader_check(session: nox.Session, cxx: str, openvino_root: Path, openvino: str) -> Path:
+    """tests/windows/loader_check.cpp with the delegate's loader sources, linked statically."""
+    exe = WINDOWS_DIR / f"loader_check-{openvino}.exe"
+    session.run(cxx, "-std=c++17", "-O2", "-Wall", "-static", "-I", str(ROOT / "native"),
+                "-I", str(openvino_root / "openvino" / "include"),
+                *[str(ROOT / src) for src in LOADER_SOURCES], str(ROOT / "tests" / "windows" / "loader_check.cpp"),
+                "-o", str(exe), external=True)
+    return exe
+
+
 @nox.session(python=PYTHON)
 @nox.parametrize("openvino", OPENVINO_RELEASES, ids=OPENVINO_RELEASES)
 def windows_loader(session: nox.Session, openvino: str) -> None:
@@ -361,11 +371,7 @@ def windows_loader(session: nox.Session, openvino: str) -> None:
     cxx, wine = _windows_toolchain(session)
     session.install("pytest")
     openvino_root = _windows_openvino(session, openvino)
-    exe = WINDOWS_DIR / f"loader_check-{openvino}.exe"
-    session.run(cxx, "-std=c++17", "-O2", "-Wall", "-static", "-I", str(ROOT / "native"),
-                "-I", str(openvino_root / "openvino" / "include"),
-                *[str(ROOT / src) for src in LOADER_SOURCES], str(ROOT / "tests" / "windows" / "loader_check.cpp"),
-                "-o", str(exe), external=True)
+    exe = _build_loader_check(session, cxx, openvino_root, openvino)
     env = {**_wine_environment(session, wine), "EXOV_LOADER_CHECK": str(exe), "EXOV_WINE": wine,
            "EXOV_WINDOWS_OPENVINO": str(openvino_root / "openvino" / "libs"), "EXOV_OPENVINO_VERSION": openvino}
     with session.chdir(session.create_tmp()):
@@ -373,3 +379,95 @@ def windows_loader(session: nox.Session, openvino: str) -> None:
                     "-p", "no:cacheprovider", "--rootdir", str(ROOT / "tests" / "windows"),
                     "--confcutdir", str(ROOT / "tests" / "windows"), "-ra",
                     *session.posargs, env=env)
+
+
+WINDOWS_WHEEL_TAG = "cp311-cp311-win_amd64"
+
+
+def _windows_test_wheel(session: nox.Session, cxx: str, openvino_root: Path, out: Path) -> Path:
+    """A win_amd64 wheel of this project's package with the Windows binaries mingw-w64 can build.
+
+    executorch_openvino/executorch_openvino_loader.dll: the delegate's OpenVINO
+    loader (tests/windows/loader_dll.cpp), linked against mingw-w64's shared
+    C++ runtime, which the repair must vendor. executorch_openvino/
+    excluded_imports_probe.dll imports openvino_c.dll, standing in for the DLLs
+    of other wheels a Windows build imports, which the repair must leave out.
+    """
+    import tomllib
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    tree = out / "tree"
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(ROOT / "python" / "executorch_openvino", tree / "executorch_openvino",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    include = ["-I", str(ROOT / "native"), "-I", str(openvino_root / "openvino" / "include")]
+    session.run(cxx, "-std=c++17", "-O2", "-shared", *include, *[str(ROOT / s) for s in LOADER_SOURCES],
+                str(ROOT / "tests" / "windows" / "loader_dll.cpp"),
+                "-o", str(tree / "executorch_openvino" / "executorch_openvino_loader.dll"), external=True)
+    session.run(cxx, "-O2", "-shared", *include, str(ROOT / "tests" / "windows" / "excluded_imports_probe.cpp"),
+                str(openvino_root / "openvino" / "libs" / "openvino_c.dll"),
+                "-o", str(tree / "executorch_openvino" / "excluded_imports_probe.dll"), external=True)
+    dist_info = tree / f"executorch_openvino-{version}.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: executorch-openvino\nVersion: {version}\n")
+    (dist_info / "WHEEL").write_text("Wheel-Version: 1.0\nGenerator: noxfile.py\nRoot-Is-Purelib: false\n"
+                                     f"Tag: {WINDOWS_WHEEL_TAG}\n")
+    session.run("python", "-m", "wheel", "pack", str(tree), "-d", str(out))
+    return next(out.glob(f"executorch_openvino-{version}-{WINDOWS_WHEEL_TAG}.whl"))
+
+
+def _delvewheel_repair(session: nox.Session, wheel: Path, out: Path, exclusions: list[str], add_path: list[Path]):
+    shutil.rmtree(out, ignore_errors=True)
+    session.run("delvewheel", "repair", "--analyze-existing", "-w", str(out),
+                "--add-path", ":".join(str(p) for p in add_path),
+                *(["--exclude", ":".join(exclusions)] if exclusions else []), str(wheel))
+    return next(out.glob("*.whl"))
+
+
+@nox.session(python=PYTHON)
+def windows_repair(session: nox.Session) -> None:
+    """delvewheel repair of a win_amd64 wheel, checked and then loaded under wine.
+
+    1. The project's own CMake build, configured for Windows (mingw-w64), stops
+       at once with the message that the executorch Windows wheel has no
+       runtime to link.
+    2. A win_amd64 wheel with the Windows binaries mingw-w64 builds
+       (_windows_test_wheel) is repaired with wheels/delvewheel-exclude.txt
+       (plus the MSVC runtime on Linux), and once without the project's list
+       (the control that shows what the list keeps out).
+    3. tests/windows/repair_checks.py checks both and loads the repaired
+       wheel's DLL under wine.
+    """
+    cxx, wine = _windows_toolchain(session)
+    session.install("delvewheel==1.13.2", "wheel", "pytest", "pefile", "cmake>=3.28", "ninja")
+    openvino_root = _windows_openvino(session, OPENVINO_RELEASES[-1])
+    libs = openvino_root / "openvino" / "libs"
+
+    guard = WINDOWS_DIR / "cmake-guard"
+    shutil.rmtree(guard, ignore_errors=True)
+    guard_log = WINDOWS_DIR / "cmake-guard.log"
+    session.run("bash", "-c", f'cmake -S "{ROOT}" -B "{guard}" -G Ninja -DCMAKE_SYSTEM_NAME=Windows '
+                f'-DCMAKE_CXX_COMPILER={cxx} > "{guard_log}" 2>&1; echo "exit status: $?" >> "{guard_log}"',
+                external=True)
+
+    out = WINDOWS_DIR / "wheels"
+    wheel = _windows_test_wheel(session, cxx, openvino_root, out / "raw")
+    runtime_dirs = sorted({Path(session.run(cxx, f"-print-file-name={dll}", silent=True, external=True).strip())
+                           .resolve().parent for dll in ("libstdc++-6.dll", "libwinpthread-1.dll")})
+    linux_only = _exclusions("delvewheel-exclude-on-linux.txt")
+    session.run("delvewheel", "show", "--analyze-existing", "--add-path",
+                ":".join(str(p) for p in [*runtime_dirs, libs]), str(wheel))
+    repaired = _delvewheel_repair(session, wheel, out / "repaired", _exclusions("delvewheel-exclude.txt") + linux_only,
+                                  [*runtime_dirs, libs])
+    control = _delvewheel_repair(session, wheel, out / "control", linux_only, [*runtime_dirs, libs])
+
+    exe = _build_loader_check(session, cxx, openvino_root, OPENVINO_RELEASES[-1])
+    env = {**_wine_environment(session, wine), "EXOV_LOADER_CHECK": str(exe), "EXOV_WINE": wine,
+           "EXOV_WINDOWS_OPENVINO": str(libs), "EXOV_OPENVINO_VERSION": OPENVINO_RELEASES[-1],
+           "EXOV_RAW_WINDOWS_WHEEL": str(wheel), "EXOV_REPAIRED_WINDOWS_WHEEL": str(repaired),
+           "EXOV_CONTROL_WINDOWS_WHEEL": str(control), "EXOV_CMAKE_GUARD_LOG": str(guard_log),
+           "EXOV_DELVEWHEEL_EXCLUDE": str(ROOT / "wheels" / "delvewheel-exclude.txt")}
+    with session.chdir(session.create_tmp()):
+        session.run("python", "-m", "pytest", str(ROOT / "tests" / "windows" / "repair_checks.py"),
+                    "-p", "no:cacheprovider", "--rootdir", str(ROOT / "tests" / "windows"),
+                    "--confcutdir", str(ROOT / "tests" / "windows"), "-ra", *session.posargs, env=env)

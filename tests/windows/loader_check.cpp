@@ -8,6 +8,10 @@
 //                                      DIR as the pip package's libs, INTEL_OPENVINO_DIR, ...),
 //                                      load, then compute x * y + x on CPU in f32
 //   loader_check.exe --open PATH       only open_library(PATH) (the raw loader)
+//   loader_check.exe --via-dll DLL LIBS [--pip-dir DIR]
+//                                      load DLL (loader_dll.cpp, from a repaired wheel) with the
+//                                      delegate's loader, its vendored dependencies in LIBS,
+//                                      and call its exov_load_openvino(DIR)
 //   loader_check.exe --plain-load NAME LoadLibraryExW(NAME) with Windows' standard search
 //                                      (PATH and the current folder included): the control
 //                                      that shows what the delegate's loader refuses to find
@@ -136,6 +140,25 @@ int main(int argc, char** argv) {
       std::printf("opened: %s\n", argv[i + 1]);
       return 0;
     }
+    if (std::strcmp(argv[i], "--via-dll") == 0 && i + 2 < argc) {
+      std::string error;
+      void* dll = executorch_openvino::open_library(argv[i + 1], {argv[i + 2]}, &error);
+      if (!dll) {
+        std::printf("error: %s\n", error.c_str());
+        return 1;
+      }
+      using LoadFunction = int (*)(const char*, char*, size_t);
+      auto load = reinterpret_cast<LoadFunction>(executorch_openvino::find_symbol(dll, "exov_load_openvino"));
+      if (!load) {
+        std::printf("error: %s has no exov_load_openvino\n", argv[i + 1]);
+        return 1;
+      }
+      bool has_pip_dir = i + 4 < argc && std::strcmp(argv[i + 3], "--pip-dir") == 0;
+      char report[8192];
+      int status = load(has_pip_dir ? argv[i + 4] : "", report, sizeof report);
+      std::printf("%s", report);
+      return status;
+    }
     if (std::strcmp(argv[i], "--plain-load") == 0 && i + 1 < argc) {
       std::wstring name(argv[i + 1], argv[i + 1] + std::strlen(argv[i + 1]));  // ASCII names only
       // For a full path, LOAD_WITH_ALTERED_SEARCH_PATH: the DLL's folder replaces the program's
@@ -148,7 +171,8 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--pip-dir") == 0 && i + 1 < argc) {
       pip_dir = argv[++i];
     } else {
-      std::printf("usage: loader_check.exe [--pip-dir DIR] | --open PATH | --plain-load NAME\n");
+      std::printf("usage: loader_check.exe [--pip-dir DIR] | --open PATH | --plain-load NAME |\n"
+                  "       --via-dll DLL LIBS [--pip-dir DIR]\n");
       return 64;
     }
   }

@@ -10,7 +10,7 @@ file with:
   EXOV_OPENVINO_VERSION  that wheel's release
 
 Each case starts a fresh Windows process, so nothing loaded by one case helps
-another. Windows sees the Linux file system as drive Z:.
+another (tests/windows/wine.py runs them).
 """
 
 from __future__ import annotations
@@ -20,29 +20,14 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
+from wine import WINE, lines, run_windows, windows_path
 
 LOADER_CHECK = Path(os.environ["EXOV_LOADER_CHECK"])
 OPENVINO_LIBS = Path(os.environ["EXOV_WINDOWS_OPENVINO"])
-WINE = os.environ["EXOV_WINE"]
-
-
-def windows_path(path: Path) -> str:
-    return "Z:" + str(Path(path).resolve()).replace("/", "\\")
 
 
 def run(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess:
-    """loader_check.exe with `args` under wine; `env` adds Windows variables (WINEPATH becomes PATH)."""
-    base = {k: v for k, v in os.environ.items()
-            if k not in ("OPENVINO_LIB_PATH", "INTEL_OPENVINO_DIR", "CONDA_PREFIX", "WINEPATH")}
-    result = subprocess.run([WINE, str(LOADER_CHECK), *args], cwd=cwd or LOADER_CHECK.parent,
-                            env={**base, **env}, capture_output=True, text=True, timeout=300)
-    print(result.stdout)
-    return result
-
-
-def lines(result: subprocess.CompletedProcess, prefix: str) -> list[str]:
-    return [ln[len(prefix):].strip() for ln in result.stdout.splitlines() if ln.startswith(prefix)]
+    return run_windows(LOADER_CHECK, *args, cwd=cwd, **env)
 
 
 def install_tree(root: Path, *, tbb_dir: bool = True) -> tuple[Path, Path]:
