@@ -330,11 +330,14 @@ def _windows_openvino(session: nox.Session, openvino: str) -> Path:
                     "--platform", "win_amd64", "--python-version", PYTHON, "-d", str(downloads),
                     f"openvino=={openvino}")
         wheel = next(downloads.glob(f"openvino-{openvino}-*-win_amd64.whl"))
+        partial = root.with_name(root.name + ".partial")  # renamed when complete: no half-unpacked cache
+        shutil.rmtree(partial, ignore_errors=True)
         shutil.rmtree(root, ignore_errors=True)
         with zipfile.ZipFile(wheel) as z:
             # The GPU and NPU plugins (180 MB) are not used here.
-            z.extractall(root, [n for n in z.namelist() if n.startswith("openvino/include/")
-                                or (n.startswith("openvino/libs/") and "_gpu_" not in n and "_npu_" not in n)])
+            z.extractall(partial, [n for n in z.namelist() if n.startswith("openvino/include/")
+                                   or (n.startswith("openvino/libs/") and "_gpu_" not in n and "_npu_" not in n)])
+        partial.rename(root)
     return root
 
 

@@ -31,20 +31,21 @@ std::string last_windows_error() {
 
 void* open_library(const std::string& path, const std::vector<std::string>& dependency_dirs,
                    std::string* error) {
-  // LoadLibraryExW with LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR requires an absolute path.
+  // LoadLibraryExW with LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR requires an absolute path, and
+  // with forward slashes in it Windows does not search the DLL's own folder.
   if (!files::is_absolute(path)) {
     *error = "refused: '" + path + "' is not an absolute path (relative names would search PATH)";
     return nullptr;
   }
   for (const std::string& dir : dependency_dirs) {
     // Kept for the process: OpenVINO loads its plugins, and they TBB, later.
-    if (!files::is_absolute(dir) || !AddDllDirectory(files::widen(dir).c_str())) {
+    if (!files::is_absolute(dir) || !AddDllDirectory(files::widen(files::with_backslashes(dir)).c_str())) {
       *error = "could not add the dependency folder '" + dir + "': " +
                (files::is_absolute(dir) ? last_windows_error() : std::string("not an absolute path"));
       return nullptr;
     }
   }
-  HMODULE h = LoadLibraryExW(files::widen(path).c_str(), nullptr,
+  HMODULE h = LoadLibraryExW(files::widen(files::with_backslashes(path)).c_str(), nullptr,
                              LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR | LOAD_LIBRARY_SEARCH_DEFAULT_DIRS);
   if (!h) *error = last_windows_error();
   return reinterpret_cast<void*>(h);

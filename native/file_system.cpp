@@ -4,9 +4,13 @@
 #include <windows.h>
 #else
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>  // AT_FDCWD
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>  // makedev
+#include <unistd.h>
 #endif
 
 namespace executorch_openvino {
@@ -28,6 +32,13 @@ std::wstring widen(const std::string& utf8) {
   return out;
 }
 
+std::string with_backslashes(std::string path) {
+  for (char& c : path) {
+    if (c == '/') c = '\\';
+  }
+  return path;
+}
+
 namespace {
 std::string narrow(const std::wstring& wide) {
   int n = WideCharToMultiByte(CP_UTF8, 0, wide.c_str(), -1, nullptr, 0, nullptr, nullptr);
@@ -35,11 +46,18 @@ std::string narrow(const std::wstring& wide) {
   if (n > 1) WideCharToMultiByte(CP_UTF8, 0, wide.c_str(), -1, &out[0], n, nullptr, nullptr);
   return out;
 }
-DWORD attributes(const std::string& path) { return GetFileAttributesW(widen(path).c_str()); }
 // A handle that follows links, for identity and final-path queries.
 HANDLE open_for_query(const std::string& path) {
   return CreateFileW(widen(path).c_str(), 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
                      nullptr, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr);
+}
+// What the file or folder at `path` is, links followed (a dangling link does not exist).
+bool query(const std::string& path, BY_HANDLE_FILE_INFORMATION* info) {
+  HANDLE h = open_for_query(path);
+  if (h == INVALID_HANDLE_VALUE) return false;
+  bool ok = GetFileInformationByHandle(h, info);
+  CloseHandle(h);
+  return ok;
 }
 }  // namespace
 
@@ -52,24 +70,24 @@ bool is_absolute(const std::string& p) {
   return drive || unc;
 }
 
-bool exists(const std::string& path) { return attributes(path) != INVALID_FILE_ATTRIBUTES; }
+bool exists(const std::string& path) {
+  BY_HANDLE_FILE_INFORMATION info;
+  return query(path, &info);
+}
 
 bool is_directory(const std::string& path) {
-  DWORD a = attributes(path);
-  return a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY);
+  BY_HANDLE_FILE_INFORMATION info;
+  return query(path, &info) && (info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY);
 }
 
 bool is_regular_file(const std::string& path) {
-  HANDLE h = open_for_query(path);  // follows a link to its target
-  if (h == INVALID_HANDLE_VALUE) return false;
   BY_HANDLE_FILE_INFORMATION info;
-  bool ok = GetFileInformationByHandle(h, &info) && !(info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY);
-  CloseHandle(h);
-  return ok;
+  return query(path, &info) && !(info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY);
 }
 
 std::vector<std::string> list_directory(const std::string& dir) {
   std::vector<std::string> names;
+  if (dir.empty()) return names;  // "" + "\*" would list the current folder's drive root
   WIN32_FIND_DATAW found;
   HANDLE h = FindFirstFileW(widen(join(dir, "*")).c_str(), &found);
   if (h == INVALID_HANDLE_VALUE) return names;
@@ -100,17 +118,10 @@ std::string canonical(const std::string& path) {
 }
 
 bool same_file(const std::string& a, const std::string& b) {
-  BY_HANDLE_FILE_INFORMATION info[2];
-  const std::string* paths[2] = {&a, &b};
-  for (int i = 0; i < 2; ++i) {
-    HANDLE h = open_for_query(*paths[i]);
-    if (h == INVALID_HANDLE_VALUE) return false;
-    bool ok = GetFileInformationByHandle(h, &info[i]);
-    CloseHandle(h);
-    if (!ok) return false;
-  }
-  return info[0].dwVolumeSerialNumber == info[1].dwVolumeSerialNumber &&
-         info[0].nFileIndexHigh == info[1].nFileIndexHigh && info[0].nFileIndexLow == info[1].nFileIndexLow;
+  BY_HANDLE_FILE_INFORMATION ia, ib;
+  return query(a, &ia) && query(b, &ib) &&
+         ia.dwVolumeSerialNumber == ib.dwVolumeSerialNumber && ia.nFileIndexHigh == ib.nFileIndexHigh &&
+         ia.nFileIndexLow == ib.nFileIndexLow;
 }
 
 #else
@@ -133,11 +144,23 @@ FileStatus status_of(const std::string& path) {
   FileStatus s;
 #ifdef __linux__
   struct statx st;
-  if (statx(AT_FDCWD, path.c_str(), 0, STATX_TYPE | STATX_INO, &st) != 0) return s;
-  s.directory = S_ISDIR(st.stx_mode);
-  s.regular = S_ISREG(st.stx_mode);
-  s.device = (static_cast<unsigned long long>(st.stx_dev_major) << 32) | st.stx_dev_minor;
-  s.inode = st.stx_ino;
+  if (statx(AT_FDCWD, path.c_str(), 0, STATX_TYPE | STATX_INO, &st) == 0) {
+    s.directory = S_ISDIR(st.stx_mode);
+    s.regular = S_ISREG(st.stx_mode);
+    s.device = makedev(st.stx_dev_major, st.stx_dev_minor);  // as stat's st_dev below
+    s.inode = st.stx_ino;
+  } else if (errno == ENOSYS || errno == EPERM) {
+    // Kernels before 4.11, and sandboxes that deny statx (Docker's seccomp profile before
+    // 18.04): the fstatat system call itself, whose struct stat is glibc's on x86_64 and arm64.
+    struct stat old;
+    if (syscall(SYS_newfstatat, AT_FDCWD, path.c_str(), &old, 0) != 0) return s;
+    s.directory = S_ISDIR(old.st_mode);
+    s.regular = S_ISREG(old.st_mode);
+    s.device = static_cast<unsigned long long>(old.st_dev);
+    s.inode = static_cast<unsigned long long>(old.st_ino);
+  } else {
+    return s;
+  }
 #else
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return s;

@@ -34,6 +34,8 @@ bool same_file(const std::string& a, const std::string& b);
 #ifdef _WIN32
 // UTF-8 to the UTF-16 that Windows' W functions take.
 std::wstring widen(const std::string& utf8);
+// `path` with every '/' written as '\' (INTEL_OPENVINO_DIR=C:/openvino is common).
+std::string with_backslashes(std::string path);
 #endif
 
 }  // namespace files

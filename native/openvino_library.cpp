@@ -41,6 +41,7 @@ bool OpenVinoLibrary::try_open(const LibraryCandidate& c, std::string* why) {
   if (c.explicit_choice) {
     if (!files::is_absolute(c.path)) {
       std::string resolved = files::canonical(c.path);
+      if (files::is_directory(resolved)) resolved = find_c_library(host_platform(), resolved);
       *why = "is not an absolute path; give the library file's full path" +
              (resolved.empty() ? std::string() : ", e.g. " + resolved) +
              " (a relative path would depend on the current folder)";

@@ -7,6 +7,10 @@ OpenVINO it loads.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+
+import pytest
 
 from conftest import run_python_json
 
@@ -52,6 +56,47 @@ def test_openvino_lib_path_relative_is_refused_with_the_full_path_to_set(tmp_pat
     assert "OPENVINO_LIB_PATH" in result["error"]
     assert (f": {relative}: is not an absolute path; give the library file's full path, "
             f"e.g. {pip_openvino_c_library.resolve()}") in result["error"]
+
+
+def test_openvino_lib_path_relative_to_a_folder_suggests_the_library_inside(tmp_path, pip_openvino_c_library):
+    relative = os.path.relpath(pip_openvino_c_library.parent, tmp_path)
+    result = run_python_json(LOAD, {"OPENVINO_LIB_PATH": relative}, tmp_path)
+    assert not result["ok"]
+    assert f": {relative}: is not an absolute path; give the library file's full path, e.g. " \
+           f"{pip_openvino_c_library.resolve()} (" in result["error"]
+
+
+def test_set_library_path_relative_through_a_link_and_dot_dot(tmp_path, pip_openvino_c_library):
+    # "link/../name" is the link target's parent's name, as the loader sees it, not "./name".
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "real" / pip_openvino_c_library.name).symlink_to(pip_openvino_c_library)
+    (tmp_path / "case").mkdir()
+    (tmp_path / "case" / "link").symlink_to(tmp_path / "real" / "sub")
+    code = f"""
+        import json, os, executorch_openvino as exov
+        os.chdir("case")
+        exov.set_library_path("link/../{pip_openvino_c_library.name}")
+        try:
+            print(json.dumps({{"ok": True, **exov.load_openvino()}}))
+        except RuntimeError as e:
+            print(json.dumps({{"ok": False, "error": str(e)}}))
+    """
+    result = run_python_json(code, {}, tmp_path)
+    assert result["ok"], result["error"]
+    assert result["path"] == str(pip_openvino_c_library.resolve())
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler for the statx-denying shim")
+def test_library_search_works_where_statx_is_denied(tmp_path, pip_openvino_c_library):
+    # Sandboxes such as Docker's seccomp profile before 18.04 answer statx with EPERM; the search
+    # falls back to fstatat (native/file_system.cpp).
+    shim = tmp_path / "deny_statx.c"
+    shim.write_text("#include <errno.h>\n"
+                    "int statx(int d, const char* p, int f, unsigned m, void* b) { errno = EPERM; return -1; }\n")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(tmp_path / "libdeny_statx.so"), str(shim)], check=True)
+    result = run_python_json(LOAD, {"LD_PRELOAD": str(tmp_path / "libdeny_statx.so")}, tmp_path)
+    assert result["ok"], result["error"]
+    assert result["source"] == "pip openvino package"
 
 
 def test_set_library_path_takes_a_path_relative_to_the_current_folder(tmp_path, pip_openvino_c_library):

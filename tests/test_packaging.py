@@ -63,8 +63,25 @@ def test_libraries_need_glibc_2_28_at_most_and_no_shared_libstdcxx(wheel):
     for name, elf in _elf_files(wheel):
         needed = _needed_versions(elf)
         assert "libstdc++.so.6" not in needed, f"{name} needs the shared libstdc++: {needed['libstdc++.so.6']}"
-        glibc = {Version(v.split("_", 1)[1]) for v in needed.get("libc.so.6", ()) if v.startswith("GLIBC_2")}
+        # From any of glibc's libraries (libc, libm, libdl, libpthread, ld-linux).
+        glibc = {Version(v.split("_", 1)[1]) for versions in needed.values() for v in versions
+                 if v.startswith("GLIBC_2")}
         assert glibc and max(glibc) <= Version("2.28"), f"{name} needs glibc {max(glibc)}"
+        assert not any(v.startswith(("GLIBCXX_", "CXXABI_")) for vs in needed.values() for v in vs), needed
+
+
+def test_libraries_that_call_dlopen_need_libdl(wheel):
+    # Before glibc 2.34, dlopen@GLIBC_2.2.5 is defined in libdl.so.2, not libc.so.6.
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.sections import SymbolTableSection
+
+    for name, elf in _elf_files(wheel):
+        dynsym = next(s for s in elf.iter_sections() if isinstance(s, SymbolTableSection) and s.name == ".dynsym")
+        if not any(sym.name == "dlopen" and sym["st_shndx"] == "SHN_UNDEF" for sym in dynsym.iter_symbols()):
+            continue
+        needed = [t.needed for sec in elf.iter_sections() if isinstance(sec, DynamicSection)
+                  for t in sec.iter_tags() if t.entry.d_tag == "DT_NEEDED"]
+        assert "libdl.so.2" in needed, f"{name} calls dlopen but does not need libdl.so.2: {needed}"
 
 
 def test_static_libstdcxx_is_not_exported(wheel):
@@ -77,7 +94,8 @@ def test_static_libstdcxx_is_not_exported(wheel):
         # libstdc++.a's own definitions are strong.
         leaked = [sym.name for sym in dynsym.iter_symbols()
                   if sym["st_shndx"] != "SHN_UNDEF" and sym["st_info"]["bind"] == "STB_GLOBAL"
-                  and sym.name.startswith(("_ZNSt", "_ZSt", "_ZNKSt", "__cxa", "__gxx"))]
+                  and sym.name.startswith(("_ZNSt", "_ZSt", "_ZNKSt", "_ZTVSt", "_ZTISt", "_ZTSSt",
+                                           "_Znw", "_Zna", "_Zdl", "_Zda", "__cxa", "__gxx"))]
         assert not leaked, f"{name} exports libstdc++ symbols: {leaked[:5]}"
 
 

@@ -62,7 +62,8 @@ def set_library_path(path) -> None:
     must be absolute: it outlives the folder it was set in).
     """
     path = os.fspath(path)
-    _native.set_library_path(os.path.abspath(path) if path else "")  # "" clears it
+    # Joined, not normalised: "link/../x" must go through the link, as the loader will.
+    _native.set_library_path(os.path.join(os.getcwd(), path) if path else "")  # "" clears it
 
 
 def load_openvino() -> dict:

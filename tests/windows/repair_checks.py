@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import zipfile
 from pathlib import Path, PurePosixPath
 
@@ -51,9 +52,10 @@ def imports(wheel: Path, member: str) -> list[str]:
 
 
 def original_name(vendored: str) -> str:
-    """delvewheel names a vendored copy <stem>-<hash>.dll; the name it had."""
-    stem, _, _ = PurePosixPath(vendored).name.rpartition("-")
-    return stem + ".dll"
+    """The name a DLL had before delvewheel mangled it to <stem>-<32 hex digits>.dll (unmangled: its name)."""
+    name = PurePosixPath(vendored).name
+    mangled = re.fullmatch(r"(.+)-[0-9a-f]{32}(\.dll)", name, re.IGNORECASE)
+    return mangled.group(1) + mangled.group(2) if mangled else name
 
 
 def test_the_windows_build_stops_at_once_with_what_to_give_instead():
@@ -70,6 +72,12 @@ def test_the_control_repair_would_vendor_and_rename_what_the_list_excludes():
     assert {"openvino_c.dll", "openvino.dll", "tbb12.dll"} <= set(vendored), vendored
     probe_imports = imports(CONTROL, "executorch_openvino/excluded_imports_probe.dll")
     assert "openvino_c.dll" not in probe_imports, probe_imports
+
+
+def test_original_names_of_mangled_and_unmangled_copies():
+    assert original_name("x.libs/libstdc++-6-b8968769754f69eea7de64ff329e07ed.dll") == "libstdc++-6.dll"
+    assert original_name("x.libs/openvino_c.dll") == "openvino_c.dll"  # delvewheel --no-mangle
+    assert original_name("x.libs/libwinpthread-1.dll") == "libwinpthread-1.dll"
 
 
 def test_nothing_excluded_is_copied():
