@@ -1,5 +1,8 @@
 #include "processed_blob.h"
 
+#include <zlib.h>
+
+#include <cstdio>
 #include <cstring>
 
 namespace executorch_openvino {
@@ -69,6 +72,17 @@ bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::s
     *error = "the processed blob's weights section (offset " + std::to_string(bin_offset) +
              ", " + std::to_string(bin_size) + " bytes) does not fit in the " +
              std::to_string(size) + "-byte blob: the blob is truncated or corrupt." + relower;
+    return false;
+  }
+  // Last, so that a damaged field is named above; this reads every byte once.
+  uint32_t stored = read_u32(bytes + kChecksumOffset);
+  uLong computed = crc32_z(0L, bytes, kChecksumOffset);
+  computed = crc32_z(computed, bytes + kChecksumOffset + 4, size - kChecksumOffset - 4);
+  if (stored != static_cast<uint32_t>(computed)) {
+    char detail[64];
+    std::snprintf(detail, sizeof detail, "stored 0x%08x, computed 0x%08x", unsigned(stored), unsigned(computed));
+    *error = std::string("the processed blob's checksum does not match (") + detail +
+             "): its bytes changed after lowering (a damaged copy, download or disk)." + relower;
     return false;
   }
   out->xml = reinterpret_cast<const char*>(bytes + xml_offset);

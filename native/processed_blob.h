@@ -1,7 +1,7 @@
 // The processed blob that preprocess (python/executorch_openvino/processed_blob.py)
 // writes and the delegate reads at init.
 //
-// Layout, all integers little-endian, 48-byte header:
+// Layout, all integers little-endian, 56-byte header:
 //   offset  size  field
 //   0       8     magic "EXOVBLOB"
 //   8       4     format version (kFormatVersion)
@@ -10,6 +10,10 @@
 //   24      8     XML size in bytes (> 0)
 //   32      8     weights offset
 //   40      8     weights size in bytes (may be 0)
+//   48      4     CRC-32 (zlib's) of the whole blob without these 4 bytes
+//   52      4     reserved, 0
+// The checksum makes a changed byte anywhere (header, XML, weights, padding)
+// fail init instead of silently changing results.
 // OpenVINO IR is read by every OpenVINO release from 2025.4 on, which keeps a
 // .pte portable across releases (a compiled-model export would not be).
 #pragma once
@@ -21,9 +25,10 @@
 namespace executorch_openvino {
 
 constexpr char kBlobMagic[8] = {'E', 'X', 'O', 'V', 'B', 'L', 'O', 'B'};
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;  // 1: no checksum
 constexpr uint32_t kPayloadOpenVinoIr = 1;
-constexpr size_t kHeaderSize = 48;
+constexpr size_t kHeaderSize = 56;
+constexpr size_t kChecksumOffset = 48;
 
 struct ParsedBlob {
   const char* xml = nullptr;
@@ -32,8 +37,9 @@ struct ParsedBlob {
   size_t weights_size = 0;
 };
 
-// Checks every field before use. Returns false with `error` naming the field
-// and what to do when the blob is truncated, foreign, or from another version.
+// Checks every field, then the checksum, before use. Returns false with
+// `error` naming the field and what to do when the blob is truncated, foreign,
+// changed since lowering, or from another version.
 bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::string* error);
 
 }  // namespace executorch_openvino

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import random
+import re
 import struct
+import zlib
 
 import pytest
 import torch
@@ -37,40 +40,93 @@ def _blob_offset(pte: bytes) -> int:
     return at
 
 
-def _patched(pte: bytes, offset_in_blob: int, data: bytes) -> bytes:
-    at = _blob_offset(pte) + offset_in_blob
-    return pte[:at] + data + pte[at + len(data):]
+def _blob(pte: bytes) -> tuple[int, int]:
+    """(offset, size) of the processed blob inside the .pte (size from its header: weights end last)."""
+    at = _blob_offset(pte)
+    _, _, _, _, _, weights_offset, weights_size, _, _ = struct.unpack_from("<8sIIQQQQII", pte, at)
+    return at, weights_offset + weights_size
+
+
+def _patched(pte: bytes, offset_in_blob: int, data: bytes, *, reseal: bool = False) -> bytes:
+    """`data` written at `offset_in_blob`; with `reseal`, the checksum recomputed as a writer would."""
+    at, size = _blob(pte)
+    out = bytearray(pte)
+    out[at + offset_in_blob : at + offset_in_blob + len(data)] = data
+    if reseal:
+        blob = out[at : at + size]
+        processed_blob.seal(blob)
+        out[at : at + size] = blob
+    return bytes(out)
 
 
 def test_round_trip_of_the_python_writer(good_pte):
-    at = _blob_offset(good_pte)
-    header = struct.unpack_from("<8sIIQQQQ", good_pte, at)
-    assert header[:3] == (b"EXOVBLOB", 1, 1)
-    ir = processed_blob.unpack(good_pte[at:])
+    at, size = _blob(good_pte)
+    header = struct.unpack_from("<8sIIQQQQII", good_pte, at)
+    assert header[:3] == (b"EXOVBLOB", 2, 1)
+    blob = good_pte[at : at + size]
+    assert header[7] == processed_blob.checksum(blob) == zlib.crc32(blob[:48] + blob[52:])
+    assert header[8] == 0
+    ir = processed_blob.unpack(blob)
     assert ir.xml.startswith(b"<?xml") and len(ir.weights) == (16 * 4 + 4) * 4
 
 
+def test_the_python_reader_sees_a_changed_byte_too(good_pte):
+    at, size = _blob(good_pte)
+    blob = bytearray(good_pte[at : at + size])
+    blob[-1] ^= 0x01
+    with pytest.raises(ValueError, match="checksum does not match"):
+        processed_blob.unpack(bytes(blob))
+
+
+CHECKSUM = "the processed blob's checksum does not match (stored 0x"
 BAD_BLOBS = {
-    "wrong magic": (0, b"NOTOURS!", "does not start with the magic 'EXOVBLOB'"),
-    "future format version": (8, struct.pack("<I", 2), "format version 2, this delegate reads version 1. Upgrade executorch-openvino"),
-    "old format version": (8, struct.pack("<I", 0), "format version 0, this delegate reads version 1"),
-    "unknown payload kind": (12, struct.pack("<I", 9), "payload kind is 9"),
-    "xml length past the end": (24, struct.pack("<Q", 1 << 40), "model XML section"),
-    "xml offset inside the header": (16, struct.pack("<Q", 8), "model XML section (offset 8"),
-    "weights length past the end": (40, struct.pack("<Q", 1 << 62), "weights section"),
-    "weights offset overflowing": (32, struct.pack("<Q", (1 << 64) - 8), "weights section"),
-    "zero-length xml": (24, struct.pack("<Q", 0), "model XML section"),
-    "corrupt model xml": (64, b"<garbage", "OpenVINO could not read the model in the processed blob"),
+    "wrong magic": (0, b"NOTOURS!", "does not start with the magic 'EXOVBLOB'", False),
+    "future format version": (8, struct.pack("<I", 3), "format version 3, this delegate reads version 2. Upgrade executorch-openvino", False),
+    "format version 1 (no checksum)": (8, struct.pack("<I", 1), "format version 1, this delegate reads version 2. Lower the model again", False),
+    "unknown payload kind": (12, struct.pack("<I", 9), "payload kind is 9", False),
+    "xml length past the end": (24, struct.pack("<Q", 1 << 40), "model XML section", False),
+    "xml offset inside the header": (16, struct.pack("<Q", 8), "model XML section (offset 8", False),
+    "weights length past the end": (40, struct.pack("<Q", 1 << 62), "weights section", False),
+    "weights offset overflowing": (32, struct.pack("<Q", (1 << 64) - 8), "weights section", False),
+    "zero-length xml": (24, struct.pack("<Q", 0), "model XML section", False),
+    "a changed xml byte": (64, b"<garbage", CHECKSUM, False),
+    "a changed checksum": (48, struct.pack("<I", 0xDEADBEEF), CHECKSUM, False),
+    "a changed reserved field": (52, struct.pack("<I", 1), CHECKSUM, False),
+    "corrupt model xml, checksum recomputed": (64, b"<garbage", "OpenVINO could not read the model in the processed blob", True),
 }
 
 
 @pytest.mark.parametrize("case", list(BAD_BLOBS))
 def test_bad_blob_fails_init_clearly(good_pte, case):
-    offset, data, message = BAD_BLOBS[case]
+    offset, data, message, reseal = BAD_BLOBS[case]
     with pytest.raises(RuntimeError) as info:
-        exov.load_method(_patched(good_pte, offset, data))
+        exov.load_method(_patched(good_pte, offset, data, reseal=reseal))
     assert message in str(info.value)
     # The process survives and a good program still runs.
+    assert_matches_eager(run(good_pte, INPUT), eager(_model_with_same_weights(), INPUT))
+
+
+def test_a_flipped_weight_byte_fails_init_instead_of_changing_results(good_pte):
+    at, size = _blob(good_pte)
+    _, _, _, _, _, weights_offset, _, _, _ = struct.unpack_from("<8sIIQQQQII", good_pte, at)
+    flipped = _patched(good_pte, weights_offset + 5, bytes([good_pte[at + weights_offset + 5] ^ 0x40]))
+    with pytest.raises(RuntimeError, match=re.escape(CHECKSUM)):
+        exov.load_method(flipped)
+    # The control: the same change with the checksum recomputed loads, and computes something else.
+    resealed = _patched(good_pte, weights_offset + 5, bytes([good_pte[at + weights_offset + 5] ^ 0x40]), reseal=True)
+    assert not torch.equal(run(resealed, INPUT)[0], run(good_pte, INPUT)[0])
+
+
+def test_randomly_flipped_bytes_anywhere_in_the_blob_all_fail_init(good_pte):
+    # executorch 1.5.1's bundled OpenVINO delegate ran 5 of 12 such programs without an error (issue 5).
+    at, size = _blob(good_pte)
+    rng = random.Random(12)
+    positions = sorted(rng.sample(range(size), 12))
+    for position in positions:
+        flipped = _patched(good_pte, position, bytes([good_pte[at + position] ^ (1 << rng.randrange(8))]))
+        with pytest.raises(RuntimeError) as info:
+            exov.load_method(flipped)
+        assert "processed blob" in str(info.value), (position, str(info.value))
     assert_matches_eager(run(good_pte, INPUT), eager(_model_with_same_weights(), INPUT))
 
 
