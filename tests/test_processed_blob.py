@@ -133,3 +133,35 @@ def test_randomly_flipped_bytes_anywhere_in_the_blob_all_fail_init(good_pte):
 def _model_with_same_weights():
     torch.manual_seed(0)
     return Model()
+
+
+# A blob cut short inside each header field (and inside the weights), as preprocess would have
+# stored it: the writer is wrapped while lowering, so ExecuTorch stores exactly these bytes.
+TRUNCATIONS = {
+    "empty": (0, "the processed blob is empty"),
+    "inside the magic": (5, "does not start with the magic 'EXOVBLOB' (5 bytes)"),
+    "inside the format version": (10, "truncated: 10 bytes, shorter than its 56-byte header"),
+    "inside the payload kind": (14, "truncated: 14 bytes, shorter than its 56-byte header"),
+    "inside the XML offset": (20, "truncated: 20 bytes"),
+    "inside the XML size": (28, "truncated: 28 bytes"),
+    "inside the weights offset": (36, "truncated: 36 bytes"),
+    "inside the weights size": (44, "truncated: 44 bytes"),
+    "inside the checksum": (50, "truncated: 50 bytes"),
+    "inside the reserved field": (54, "truncated: 54 bytes"),
+    "inside the weights": (-1, "weights section"),
+}
+
+
+@pytest.mark.parametrize("case", list(TRUNCATIONS))
+def test_truncated_blob_fails_init_clearly(good_pte, case, monkeypatch):
+    length, message = TRUNCATIONS[case]
+    pack = processed_blob.pack
+    monkeypatch.setattr(processed_blob, "pack", lambda ir: pack(ir)[:length])
+    torch.manual_seed(0)
+    truncated, _ = lower(Model(), INPUT)
+    monkeypatch.undo()
+    with pytest.raises(RuntimeError) as info:
+        exov.load_method(truncated)
+    assert message in str(info.value), str(info.value)
+    assert "Lower the model again" in str(info.value)
+    assert_matches_eager(run(good_pte, INPUT), eager(_model_with_same_weights(), INPUT))
