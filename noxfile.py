@@ -13,6 +13,7 @@ Sessions (``nox -l`` lists them):
   windows_loader-<openvino>  the delegate's Windows loader, cross-compiled with mingw-w64,
                         loads the win_amd64 openvino wheel's openvino_c.dll under wine
   windows_repair        delvewheel repair of a win_amd64 wheel built with mingw-w64
+  fuzz                  libFuzzer (ASan + UBSan) on the processed-blob parser; `-- SECONDS`
 
 Sessions compose: ``tests`` and ``demo`` require ``repair``, which keeps a
 repaired wheel newer than every source file and otherwise builds and repairs
@@ -25,6 +26,7 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import nox
@@ -234,8 +236,6 @@ TREE_DIR = BUILD / "install-tree"
 
 def _setupvars_environment(setupvars: Path) -> dict:
     """The variables `source setupvars.sh` sets or changes, read from bash."""
-    import subprocess
-
     def env_after(command: str) -> dict:
         out = subprocess.run(["bash", "-c", f"{command} >/dev/null && env -0"], check=True,
                              capture_output=True, env=os.environ.copy()).stdout
@@ -301,22 +301,28 @@ LOADER_SOURCES = ["native/dynamic_library.cpp", "native/library_search.cpp", "na
                   "native/file_system.cpp"]
 
 
+def _debian_tools(session: nox.Session, packages: list[str], find):
+    """What `find()` returns (a tuple of paths, None where missing); installs Debian's `packages` first
+    when something is missing and this runs as root, else stops with the command to run."""
+    found = find()
+    if not all(found) and os.geteuid() == 0 and shutil.which("apt-get"):
+        session.run("apt-get", "update", "-qq", external=True)
+        session.run("apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages,
+                    external=True, env={"DEBIAN_FRONTEND": "noninteractive"})
+        found = find()
+    if not all(found):
+        session.error(f"Debian's {', '.join(packages)} are needed: sudo apt-get install {' '.join(packages)}")
+    return found
+
+
 def _windows_toolchain(session: nox.Session) -> tuple[str, str]:
-    """(the mingw-w64 C++ compiler, the wine binary); installs Debian's packages when missing and root."""
+    """(the mingw-w64 C++ compiler, the wine binary)."""
     def find() -> tuple[str | None, str | None]:
         wine = next((w for w in (shutil.which("wine64"), "/usr/lib/wine/wine64", shutil.which("wine"))
                      if w and os.access(w, os.X_OK)), None)
         return shutil.which(MINGW_CXX), wine
 
-    cxx, wine = find()
-    if not (cxx and wine) and os.geteuid() == 0 and shutil.which("apt-get"):
-        session.run("apt-get", "update", "-qq", external=True)
-        session.run("apt-get", "install", "-y", "-qq", "--no-install-recommends", *WINDOWS_PACKAGES,
-                    external=True, env={"DEBIAN_FRONTEND": "noninteractive"})
-        cxx, wine = find()
-    if not (cxx and wine):
-        session.error(f"mingw-w64 and wine are needed: sudo apt-get install {' '.join(WINDOWS_PACKAGES)}")
-    return cxx, wine
+    return _debian_tools(session, WINDOWS_PACKAGES, find)
 
 
 def _windows_openvino(session: nox.Session, openvino: str) -> Path:
@@ -474,3 +480,35 @@ def windows_repair(session: nox.Session) -> None:
         session.run("python", "-m", "pytest", str(ROOT / "tests" / "windows" / "repair_checks.py"),
                     "-p", "no:cacheprovider", "--rootdir", str(ROOT / "tests" / "windows"),
                     "--confcutdir", str(ROOT / "tests" / "windows"), "-ra", *session.posargs, env=env)
+
+
+# libFuzzer on the processed-blob parser (tests/fuzz/), with Debian's clang.
+FUZZ_PACKAGES = ["clang-14", "libclang-rt-14-dev"]
+FUZZ_SECONDS = 60  # CI's budget; `nox -s fuzz -- 1800` for a long run
+
+
+@nox.session(python=False)
+def fuzz(session: nox.Session) -> None:
+    """Fuzzes native/processed_blob.cpp's parser with AddressSanitizer and UBSan for `-- SECONDS`.
+
+    Starts from tests/fuzz/corpus (every file there runs first, so a crash input
+    saved there is a regression test) plus what earlier runs found
+    (build/fuzz/corpus). A finding stops the run, fails the session and is
+    written to build/fuzz/crash-*.
+    """
+    seconds = int(session.posargs[0]) if session.posargs else FUZZ_SECONDS
+    (clang,) = _debian_tools(session, FUZZ_PACKAGES, lambda: (shutil.which("clang++-14"),))
+    out = BUILD / "fuzz"
+    (out / "corpus").mkdir(parents=True, exist_ok=True)
+    binary = out / "processed_blob_fuzz"
+    session.run(clang, "-std=c++17", "-g", "-O1", "-fsanitize=fuzzer,address,undefined",
+                "-fno-sanitize-recover=undefined", "-I", str(ROOT / "native"),
+                str(ROOT / "native" / "processed_blob.cpp"), str(ROOT / "tests" / "fuzz" / "processed_blob_fuzz.cpp"),
+                "-lz", "-o", str(binary), external=True)
+    output = session.run(str(binary), f"-max_total_time={seconds}", "-print_final_stats=1",
+                         f"-artifact_prefix={out}/crash-", str(out / "corpus"), str(ROOT / "tests" / "fuzz" / "corpus"),
+                         external=True, silent=True, stderr=subprocess.STDOUT)
+    stats = dict((part.strip() for part in line[len("stat::"):].split(":", 1))
+                 for line in output.splitlines() if line.startswith("stat::"))
+    session.log(f"fuzzed {seconds} s: {stats.get('number_of_executed_units')} executions, "
+                f"{stats.get('average_exec_per_sec')}/s, {stats.get('new_units_added')} new units, 0 crashes")
