@@ -464,10 +464,10 @@ def windows_repair(session: nox.Session) -> None:
     runtime_dirs = sorted({Path(session.run(cxx, f"-print-file-name={dll}", silent=True, external=True).strip())
                            .resolve().parent for dll in ("libstdc++-6.dll", "libwinpthread-1.dll")})
     linux_only = _exclusions("delvewheel-exclude-on-linux.txt")
+    exclusions = _exclusions("delvewheel-exclude.txt") + linux_only
     session.run("delvewheel", "show", "--analyze-existing", "--add-path",
-                ":".join(str(p) for p in [*runtime_dirs, libs]), str(wheel))
-    repaired = _delvewheel_repair(session, wheel, out / "repaired", _exclusions("delvewheel-exclude.txt") + linux_only,
-                                  [*runtime_dirs, libs])
+                ":".join(str(p) for p in [*runtime_dirs, libs]), "--exclude", ":".join(exclusions), str(wheel))
+    repaired = _delvewheel_repair(session, wheel, out / "repaired", exclusions, [*runtime_dirs, libs])
     control = _delvewheel_repair(session, wheel, out / "control", linux_only, [*runtime_dirs, libs])
 
     exe = _build_loader_check(session, cxx, openvino_root, OPENVINO_RELEASES[-1])

@@ -123,3 +123,20 @@ def run_python_json(code: str, env_updates: dict, tmp_path) -> dict:
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, f"the interpreter died ({proc.returncode}):\n{proc.stderr[-3000:]}"
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def resealed(pte: bytes) -> bytes:
+    """`pte` with each processed blob's checksum recomputed, after a test changed its bytes on purpose."""
+    import struct
+
+    from executorch_openvino import processed_blob
+
+    out = bytearray(pte)
+    at = out.find(processed_blob.MAGIC)
+    while at >= 0:
+        weights_offset, weights_size = struct.unpack_from("<QQ", out, at + 32)
+        blob = out[at : at + weights_offset + weights_size]
+        processed_blob.seal(blob)
+        out[at : at + len(blob)] = blob
+        at = out.find(processed_blob.MAGIC, at + 1)
+    return bytes(out)

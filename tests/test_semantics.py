@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import executorch_openvino as exov
-from conftest import Fn, OneInput, assert_matches_eager, eager, lower, run
+from conftest import Fn, OneInput, assert_matches_eager, eager, lower, run, resealed
 
 
 CASES = {
@@ -118,7 +118,7 @@ def test_dynamic_shape_model_with_symbolic_sizes_lowers_and_runs():
 
 def test_non_utf8_bytes_in_errors_do_not_abort_the_process(tmp_path):
     pte, _ = lower(torch.nn.Sequential(torch.nn.Linear(4, 4)), (torch.randn(1, 4),))
-    (tmp_path / "bad.pte").write_bytes(pte.replace(b'type="Const"', b'type="\x93onst"', 1))
+    (tmp_path / "bad.pte").write_bytes(resealed(pte.replace(b'type="Const"', b'type="\x93onst"', 1)))
     (tmp_path / "device.pte").write_bytes(
         exov.lower(torch.nn.Linear(4, 4).eval(), (torch.randn(1, 4),), device="\u00e9" * 100).buffer)
     code = """

@@ -29,7 +29,7 @@ class ExecutorchOpenvinoBackend(BackendDetails):
         options = resolve_options(compile_specs)  # fail fast, before OpenVINO is involved
         if options.numerics == "exact":
             _warn_about_flushed_constants(edge_program)
-        ir = convert_partition(edge_program)
+        ir = convert_partition(edge_program, propagate_nans=options.numerics == "exact")
         return PreprocessResult(processed_bytes=processed_blob.pack(ir))
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from . import avg_pool_padding
+from . import avg_pool_padding, nan_propagation
 from .processed_blob import OpenvinoIr
 
 # torch dtype -> OpenVINO element type name; the delegate's runtime supports these.
@@ -257,11 +257,12 @@ def _fix_int_parameters(model, inputs: list) -> None:
         model.validate_nodes_and_infer_types()
 
 
-def convert_partition(program: torch.export.ExportedProgram) -> OpenvinoIr:
+def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: bool = True) -> OpenvinoIr:
     """Returns the OpenVINO IR (XML text, weights) of an edge-dialect partition.
 
     Inputs keep the partition's order, static shapes and dtypes; outputs keep
-    its dtypes. Raises :class:`ConversionError` when OpenVINO rejects the graph,
+    its dtypes. With `propagate_nans` (``numerics="exact"``), min/max-type ops
+    return NaN where PyTorch does (``nan_propagation.py``). Raises :class:`ConversionError` when OpenVINO rejects the graph,
     its inputs/outputs do not line up with the partition's, or an int64
     constant lies outside the int32 range.
     """
@@ -272,6 +273,8 @@ def convert_partition(program: torch.export.ExportedProgram) -> OpenvinoIr:
     _check_int64_constants(program)
     _restore_aten_ops(program)
     avg_pool_padding.pad_explicitly(program)
+    if propagate_nans:
+        nan_propagation.propagate_nans(program)
     positions = _return_copy_sources(program)
     try:
         model = ov.convert_model(program)
