@@ -63,6 +63,10 @@ class _Builder:
                      self(aten._to_copy.default, b, dtype=torch.float32))
         return self(aten.gt.Scalar, count, 0)
 
+    def ones(self, condition: torch.fx.Node, like: torch.fx.Node) -> torch.fx.Node:
+        """1 where the bool `condition` holds, else 0, in `like`'s dtype (to be reduced or pooled)."""
+        return self(aten._to_copy.default, condition, dtype=_value(like).dtype)
+
     def nan_where(self, mask: torch.fx.Node, like: torch.fx.Node) -> torch.fx.Node:
         """NaN where `mask` holds, else `like`."""
         nan = self(aten.full_like.default, like, math.nan)
@@ -70,8 +74,8 @@ class _Builder:
 
     def any_nan(self, x: torch.fx.Node, dims: list, keepdim: bool) -> torch.fx.Node:
         """True where a reduction of `x` over `dims` meets a NaN (as a 0/1 mask reduced with amax)."""
-        ones = self(aten._to_copy.default, self(aten.isnan.default, x), dtype=_value(x).dtype)
-        return self(aten.gt.Scalar, self(aten.amax.default, ones, dims, keepdim), 0)
+        nans = self.ones(self(aten.isnan.default, x), x)
+        return self(aten.gt.Scalar, self(aten.amax.default, nans, dims, keepdim), 0)
 
 
 def propagate_nans(program: torch.export.ExportedProgram) -> int:
@@ -98,7 +102,7 @@ def propagate_nans(program: torch.export.ExportedProgram) -> int:
             keepdim = node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
             # OpenVINO also starts ReduceMax at the lowest finite number: amax of only -inf is -3.4e38.
             infinity = -math.inf if name == "aten.amax.default" else math.inf
-            only = build(aten._to_copy.default, build(aten.eq.Scalar, x, infinity), dtype=_value(x).dtype)
+            only = build.ones(build(aten.eq.Scalar, x, infinity), x)
             all_infinite = build(aten.gt.Scalar, build(aten.amin.default, only, dims, keepdim), 0)
             fixed = build(aten.where.self, all_infinite, build(aten.full_like.default, node, infinity), node)
             result = build.nan_where(build.any_nan(x, dims, keepdim), fixed)
@@ -114,14 +118,12 @@ def propagate_nans(program: torch.export.ExportedProgram) -> int:
                 continue
             users = list(values.users)
             build = _Builder(graph, values)
-            dtype = _value(x).dtype
-            mask = build(aten._to_copy.default, build(aten.isnan.default, x), dtype=dtype)
+            mask = build.ones(build(aten.isnan.default, x), x)
             pooled = build(node.target, mask, *node.args[1:], **node.kwargs)
             hit = build(aten.gt.Scalar, build(operator.getitem, pooled, 0), 0)
             # A window of only -inf gives -3.4e38 in OpenVINO: pooling minus the -inf mask finds
             # such windows (padding never counts, as in PyTorch).
-            minus_ones = build(aten.neg.default, build(aten._to_copy.default, build(aten.eq.Scalar, x, -math.inf),
-                                                       dtype=dtype))
+            minus_ones = build(aten.neg.default, build.ones(build(aten.eq.Scalar, x, -math.inf), x))
             pooled_minus = build(node.target, minus_ones, *node.args[1:], **node.kwargs)
             only_minus_inf = build(aten.lt.Scalar, build(operator.getitem, pooled_minus, 0), 0)
             fixed = build(aten.where.self, only_minus_inf, build(aten.full_like.default, values, -math.inf), values)

@@ -20,7 +20,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from wine import WINE, lines, run_windows, windows_path
+from wine import lines, run_windows, windows_path
 
 LOADER_CHECK = Path(os.environ["EXOV_LOADER_CHECK"])
 OPENVINO_LIBS = Path(os.environ["EXOV_WINDOWS_OPENVINO"])
@@ -107,13 +107,10 @@ def test_library_only_on_path_is_not_found():
 
 def test_library_only_in_the_current_folder_is_not_found(tmp_path):
     shutil.copy2(LOADER_CHECK, tmp_path / LOADER_CHECK.name)  # the program's own folder is searched by design
-    result = subprocess.run([WINE, str(tmp_path / LOADER_CHECK.name)], cwd=OPENVINO_LIBS,
-                            env={k: v for k, v in os.environ.items() if k != "OPENVINO_LIB_PATH"},
-                            capture_output=True, text=True, timeout=300)
+    result = run_windows(tmp_path / LOADER_CHECK.name, cwd=OPENVINO_LIBS)
     assert result.returncode == 1, result.stdout
     assert "could not load the OpenVINO C library" in result.stdout
-    control = subprocess.run([WINE, str(tmp_path / LOADER_CHECK.name), "--plain-load", "openvino_c.dll"],
-                             cwd=OPENVINO_LIBS, capture_output=True, text=True, timeout=300)
+    control = run_windows(tmp_path / LOADER_CHECK.name, "--plain-load", "openvino_c.dll", cwd=OPENVINO_LIBS)
     assert control.returncode == 0, control.stdout
 
 
