@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from . import _native
+from .method_inputs import as_method_inputs, explain_refused_inputs
 from .partitioner import OpenvinoPartitioner
 from .constant_folding import fold_constant_integer_cumsums
 from .scalar_promotion import keep_zero_dim_integer_dtypes
@@ -26,6 +27,10 @@ def lower(module: torch.nn.Module, example_inputs: tuple, *, device: str = "CPU"
 
     Returns an ``executorch.exir.ExecutorchProgramManager`` (``.buffer`` is the
     ``.pte``). Raises ``ValueError`` for bad compile specs before exporting.
+    Example inputs in another memory layout (channels_last) are exported as
+    contiguous: the program takes contiguous inputs, and
+    :meth:`OpenvinoMethod.execute` passes any layout as contiguous. Raises
+    ``TypeError`` for a program with complex tensors.
 
     With ``dynamic_shapes``, the program's inputs and outputs are not memory
     planned: ExecuTorch would otherwise allocate and zero them at their upper
@@ -36,7 +41,12 @@ def lower(module: torch.nn.Module, example_inputs: tuple, *, device: str = "CPU"
     from executorch.exir.passes import MemoryPlanningPass
 
     partitioner = OpenvinoPartitioner(device=device, inference_precision=inference_precision, numerics=numerics)
-    exported = torch.export.export(module, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
+    # OpenVINO picks its own layouts; a channels_last example would give the
+    # program channels_last inputs, which the delegate does not take and
+    # ExecuTorch 1.5.1's kernels fail on (x * 2: "different dim orders").
+    example_inputs = tuple(x.contiguous() if isinstance(x, torch.Tensor) else x for x in example_inputs)
+    exported = torch.export.export(module, example_inputs, dynamic_shapes=dynamic_shapes)
+    _refuse_complex_tensors(exported)
     keep_zero_dim_integer_dtypes(exported)
     fold_constant_integer_cumsums(exported)
     edge = to_edge_transform_and_lower(exported, partitioner=[partitioner])
@@ -44,6 +54,18 @@ def lower(module: torch.nn.Module, example_inputs: tuple, *, device: str = "CPU"
         return edge.to_executorch()
     planning = MemoryPlanningPass(alloc_graph_input=False, alloc_graph_output=False)
     return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=planning))
+
+
+def _refuse_complex_tensors(exported) -> None:
+    """OpenVINO has no complex element type, and ExecuTorch 1.5.1's to_edge refuses
+    complex ops with a misleading "mismatched dtypes" SpecViolationError."""
+    for node in exported.graph.nodes:
+        value = node.meta.get("val")
+        if isinstance(value, torch.Tensor) and value.is_complex():
+            raise TypeError(
+                f"'{node.name}' is a {value.dtype} tensor: neither OpenVINO nor ExecuTorch's edge dialect takes "
+                "complex dtypes. Carry real and imaginary parts as a trailing dimension of 2 "
+                "(torch.view_as_real) and write the complex arithmetic on them.")
 
 
 @dataclass(frozen=True)
@@ -103,9 +125,12 @@ class _DelegateErrors:
 class OpenvinoMethod:
     """A loaded ExecuTorch method whose errors name what the delegate found wrong.
 
-    ``execute(inputs)`` takes the method's inputs (tensors of the exported
-    dtypes and shapes) and returns its outputs as a list; on failure it raises
-    ``RuntimeError`` with ExecuTorch's error code and the delegate's message.
+    ``execute(inputs)`` takes the method's inputs (a list of tensors of the
+    exported dtypes and shapes, in any memory layout) and returns its outputs as
+    a list. It raises ``ValueError`` naming the input, what the method takes and
+    what to pass when ExecuTorch refuses the inputs (count, dtype, rank, sizes),
+    and ``RuntimeError`` with ExecuTorch's error code and the delegate's message
+    on any other failure.
     Other attributes are those of ``executorch.runtime.Method``.
     """
 
@@ -114,8 +139,16 @@ class OpenvinoMethod:
         self._program = program  # the method must not outlive its program
 
     def execute(self, inputs):
+        inputs = as_method_inputs(inputs)
         with _DelegateErrors():
-            return self._method.execute(inputs)
+            try:
+                return self._method.execute(inputs)
+            except RuntimeError as error:
+                # ExecuTorch logs why it refused the inputs and raises only a code.
+                problem = explain_refused_inputs(self._method.metadata, inputs) if "set_inputs" in str(error) else None
+                if problem is None:
+                    raise
+                raise ValueError(f"{problem}\n(ExecuTorch: {error})") from error
 
     def __getattr__(self, name):
         return getattr(self._method, name)

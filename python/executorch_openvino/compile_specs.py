@@ -4,8 +4,10 @@ Keys (bytes values, UTF-8):
 
 ``device``
     The OpenVINO device name the runtime compiles the partition for, e.g.
-    ``"CPU"`` (default) or ``"GPU"``. Checked against the devices OpenVINO finds
-    when the program is loaded.
+    ``"CPU"`` (default) or ``"GPU"``. OpenVINO's names are case-sensitive and
+    upper case, so a name with lower-case letters is refused at lowering; the
+    name itself is checked against the devices OpenVINO finds when the program
+    is loaded (a plugin may exist only on the target machine).
 ``inference_precision``
     OpenVINO's ``INFERENCE_PRECISION_HINT``: ``"f32"``, ``"f16"``, ``"bf16"`` or
     ``""`` for the default. On ``CPU`` (and ``AUTO``, or any device list naming
@@ -76,7 +78,7 @@ def resolve_options(specs: Iterable) -> OpenvinoOptions:
     """Checks compile specs and returns what they mean; the last duplicate wins.
 
     Raises ``ValueError`` naming the key and the allowed values for an unknown
-    key, an empty device, or an unknown precision.
+    key, an empty or lower-case device, or an unknown precision.
     """
     device, precision, precision_given, numerics = "CPU", "", False, "exact"
     for spec in specs:
@@ -88,6 +90,10 @@ def resolve_options(specs: Iterable) -> OpenvinoOptions:
         if key == "device":
             if not value:
                 raise ValueError("compile spec 'device' is empty; give an OpenVINO device such as 'CPU'")
+            if value != value.upper():
+                # OpenVINO 2025.4/2026.4: 'Device with "cpu" name is not registered'.
+                raise ValueError(f"compile spec 'device' is {value!r}; OpenVINO device names are upper case "
+                                 f"(did you mean {value.upper()!r}?)")
             device = value
         elif key == "inference_precision":
             if value not in PRECISIONS:

@@ -1,0 +1,76 @@
+"""The inputs of a loaded method: made safe to pass, and explained when refused.
+
+ExecuTorch 1.5.1's ``Method.execute`` (a) copies a channels_last or otherwise
+strided tensor into the method's contiguous input as raw memory, so the method
+computes on scrambled values (measured: max abs error 5.4 on ``relu(x) * 2 + 1``
+with ExecuTorch's own kernels, 4.8 delegated), and (b) refuses an input of the
+wrong dtype, rank or size with only an error code (``0x12``, ``0x10``), its
+reason going to the log. :func:`as_method_inputs` fixes (a);
+:func:`explain_refused_inputs` turns (b) into a message that names the input,
+what the method takes and what to pass instead.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+
+# ExecuTorch's ScalarType codes (runtime/core/portable_type/scalar_type.h,
+# the same numbering as c10::ScalarType) as MethodMeta reports them.
+_SCALAR_TYPES = {
+    0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64,
+    5: torch.float16, 6: torch.float32, 7: torch.float64, 8: torch.complex32,
+    9: torch.complex64, 10: torch.complex128, 11: torch.bool, 15: torch.bfloat16,
+}
+
+
+def as_method_inputs(inputs: Sequence) -> list:
+    """Returns ``inputs`` as a list with every tensor in the contiguous layout.
+
+    A tensor that is already contiguous is passed as is (no copy); others
+    (channels_last, transposed, sliced) are copied once, so the method sees the
+    values eager PyTorch would.
+    """
+    return [x.contiguous() if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def _shape(sizes) -> str:
+    return "(" + ", ".join(str(int(s)) for s in sizes) + ("," if len(sizes) == 1 else "") + ")"
+
+
+def explain_refused_inputs(meta, inputs: Sequence) -> str | None:
+    """Names the first input that ``meta`` (an ExecuTorch ``MethodMeta``) does not take.
+
+    Checks the count, that tensor inputs are tensors, then dtype, rank and
+    sizes. ``meta`` records a dynamic dimension by its upper bound, so call
+    this only once ExecuTorch has refused the inputs: a smaller size is then
+    the reason. Returns ``None`` when every input fits, so the caller keeps
+    ExecuTorch's own error.
+    """
+    name = meta.name()
+    count = meta.num_inputs()
+    if len(inputs) != count:
+        return (f"method '{name}' takes {count} input{'s' if count != 1 else ''}, "
+                f"{len(inputs)} {'were' if len(inputs) != 1 else 'was'} given; pass them as one list")
+    for i, value in enumerate(inputs):
+        try:
+            info = meta.input_tensor_meta(i)
+        except RuntimeError:  # not a tensor input (an int or other value)
+            continue
+        expected_dtype = _SCALAR_TYPES.get(int(info.dtype()))
+        expected = tuple(info.sizes())
+        if not isinstance(value, torch.Tensor):
+            return (f"input {i} of method '{name}' is of type {type(value).__name__}, the method takes a "
+                    f"{expected_dtype} tensor of shape {_shape(expected)}")
+        if expected_dtype is not None and value.dtype != expected_dtype:
+            return (f"input {i} of method '{name}' has dtype {value.dtype}, the method was exported for "
+                    f"{expected_dtype}; pass x.to({expected_dtype})")
+        if value.dim() != len(expected):
+            return (f"input {i} of method '{name}' has {value.dim()} dimensions (shape {_shape(value.shape)}), "
+                    f"the method was exported for {len(expected)} (shape {_shape(expected)})")
+        if tuple(value.shape) != expected:
+            return (f"input {i} of method '{name}' has shape {_shape(value.shape)}, the method was exported for "
+                    f"{_shape(expected)} (for dimensions exported as dynamic: their upper bounds); pass that "
+                    f"shape, or export with dynamic_shapes that cover this one")
+    return None
