@@ -75,18 +75,21 @@ def _exclusions(name: str) -> list[str]:
     return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
 
 
-def _build_wheel(session: nox.Session, out: Path = RAW_DIR, *, build_dir: str = "", env=None) -> Path:
+def _build_wheel(session: nox.Session, out: Path = RAW_DIR, *, build_dir: str = "", env=None,
+                 cmake_defines: dict | None = None) -> Path:
     session.install(*BUILD_REQUIREMENTS)
-    return _pip_wheel(session, out, build_dir=build_dir, env=env)
+    return _pip_wheel(session, out, build_dir=build_dir, env=env, cmake_defines=cmake_defines)
 
 
-def _pip_wheel(session: nox.Session, out: Path, *, build_dir: str = "", env=None) -> Path:
+def _pip_wheel(session: nox.Session, out: Path, *, build_dir: str = "", env=None,
+               cmake_defines: dict | None = None) -> Path:
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
+    settings = [f"--config-settings=build-dir={build_dir}"] if build_dir else []
+    settings += [f"--config-settings=cmake.define.{k}={v}" for k, v in (cmake_defines or {}).items()]
     # No build isolation: the wheel must be compiled against, and pinned to,
     # exactly the executorch installed here.
-    session.run("python", "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
-                *([f"--config-settings=build-dir={build_dir}"] if build_dir else []),
+    session.run("python", "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", *settings,
                 "-w", str(out), str(ROOT), env=env)
     wheel = _fresh_wheel(out)
     assert wheel is not None, "pip wheel produced no wheel"
@@ -512,3 +515,79 @@ def fuzz(session: nox.Session) -> None:
                  for line in output.splitlines() if line.startswith("stat::"))
     session.log(f"fuzzed {seconds} s: {stats.get('number_of_executed_units')} executions, "
                 f"{stats.get('average_exec_per_sec')}/s, {stats.get('new_units_added')} new units, 0 crashes")
+
+
+# AddressSanitizer and UndefinedBehaviorSanitizer on the delegate and the
+# pybindings (gcc's runtimes, preloaded: the interpreter is not instrumented).
+SANITIZERS = "address,undefined"
+# The suite minus what measures the release wheel itself: its tags and
+# libraries (test_packaging) and resident memory, which ASan's quarantine and
+# shadow memory change (test_memory).
+SANITIZER_SKIPPED_TESTS = ["test_packaging.py", "test_memory.py"]
+
+
+def _sanitizer_environment(session: nox.Session, out: Path, reports: Path) -> dict:
+    gcc = shutil.which("gcc") or session.error("gcc is needed to build with the sanitizers")
+    runtimes = [subprocess.check_output([gcc, f"-print-file-name={name}"], text=True).strip()
+                for name in ("libasan.so", "libubsan.so")]
+    shim = out / "strip_deepbind.so"
+    session.run(gcc, "-shared", "-fPIC", "-O1", "-o", str(shim),
+                str(ROOT / "tests" / "sanitizers" / "strip_deepbind.c"), "-ldl", external=True)
+    # halt_on_error: the first finding ends the process, and its report is a file.
+    # detect_leaks=0: the interpreter, torch and OpenVINO keep memory until exit
+    # by design; the delegate's own growth is test_memory's 1000-cycle check.
+    return {
+        "LD_PRELOAD": ":".join([str(shim), *runtimes]),
+        "ASAN_OPTIONS": f"halt_on_error=1:detect_leaks=0:verify_asan_link_order=0:log_path={reports}/asan",
+        "UBSAN_OPTIONS": f"halt_on_error=1:print_stacktrace=1:log_path={reports}/ubsan",
+        # tests/test_native_threads.py builds its C++ program with the same sanitizers.
+        "EXOV_SANITIZE": SANITIZERS,
+    }
+
+
+def _sanitizer_reports(session: nox.Session, reports: Path) -> list[Path]:
+    found = sorted(reports.glob("*"))
+    for report in found:
+        session.log(f"{report.name}:\n{report.read_text(errors='replace')[:6000]}")
+    return found
+
+
+@nox.session(python=PYTHON)
+def sanitizers(session: nox.Session) -> None:
+    """Builds the native code with ASan and UBSan and runs the delegate's tests under them.
+
+    The build (build/sanitizers/, never released) uses CMake's EXOV_SANITIZE.
+    A control first shows that a heap overflow and a signed overflow in a
+    program built the same way each leave a report. The session fails on any
+    report in build/sanitizers/reports/ (each finding stops its process).
+    """
+    out = BUILD / "sanitizers"
+    reports = out / "reports"
+    shutil.rmtree(reports, ignore_errors=True)
+    reports.mkdir(parents=True)
+    wheel = _build_wheel(session, out / "wheel", build_dir="build/sanitizers/cmake",
+                         cmake_defines={"EXOV_SANITIZE": SANITIZERS})
+    openvino = OPENVINO_RELEASES[-1]
+    _install_runtime(session, wheel, openvino, *TEST_REQUIREMENTS)
+    env = _sanitizer_environment(session, out, reports)
+
+    control = out / "findings_control"
+    session.run("gcc", "-g", f"-fsanitize={SANITIZERS}", "-fno-sanitize-recover=all", "-o", str(control),
+                str(ROOT / "tests" / "sanitizers" / "findings_control.c"), external=True)
+    for finding, expected in (("heap-overflow", "heap-buffer-overflow"), ("signed-overflow", "signed integer overflow")):
+        session.run(str(control), finding, env=env, external=True, success_codes=list(range(-64, 256)))
+        written = " ".join(p.read_text(errors="replace") for p in reports.glob("*"))
+        if expected not in written:
+            session.error(f"the sanitizer control '{finding}' left no report naming {expected!r} in {reports}")
+        for p in reports.glob("*"):
+            p.unlink()
+    session.log("controls: both findings were reported")
+
+    skipped = [f"--ignore={ROOT / 'tests' / name}" for name in SANITIZER_SKIPPED_TESTS]
+    try:
+        _run_test_suite(session, wheel, openvino, *skipped, env=env)
+    finally:
+        found = _sanitizer_reports(session, reports)
+    if found:
+        session.error(f"{len(found)} sanitizer report(s) in {reports}")
+    session.log("0 sanitizer reports")

@@ -43,4 +43,12 @@ struct OutputCounters {
 };
 OutputCounters output_counters();
 
+// The OpenVINO C library this process loaded, and how many times one was
+// loaded (a Core created): 0 before the first delegated init, then 1, never more.
+struct OpenVinoLoad {
+  std::string path;
+  int loads = 0;
+};
+OpenVinoLoad openvino_load();
+
 }  // namespace executorch_openvino

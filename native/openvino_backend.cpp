@@ -272,8 +272,15 @@ class OpenVinoBackend final : public BackendInterface {
         library.core(), blob.xml, blob.xml_size, weights_tensor, &model);
     if (weights_tensor) api.ov_tensor_free(weights_tensor);
     if (status != OK) {
-      report_error(ov_message("init: OpenVINO could not read the model in the processed blob "
-                              "(corrupt payload?); lower the model again"));
+      // The checksum matched, so the IR is what lowering wrote: most likely a
+      // newer OpenVINO wrote it (an operation set this one does not know).
+      std::string lowered_with = lowered_with_openvino(blob.xml, blob.xml_size);
+      std::string loaded = library.info().version;
+      report_error(ov_message(
+          "init: OpenVINO " + loaded + " could not read the model in the processed blob, which was lowered "
+          "with OpenVINO " + (lowered_with.empty() ? std::string("(not recorded)") : lowered_with) +
+          ". Run it with the OpenVINO it was lowered with (or a newer one), or lower the model again with "
+          "this one"));
       return Error::InvalidProgram;
     }
     if (options.inference_precision.empty()) {
@@ -544,6 +551,11 @@ Error registration_status() { return kRegistration; }
 
 OutputCounters output_counters() {
   return {outputs_in_place.load(), outputs_copied.load()};
+}
+
+OpenVinoLoad openvino_load() {
+  LoadedLibraryInfo info = OpenVinoLibrary::instance().info();
+  return {info.path, info.loads};
 }
 
 CompileReport last_compile_report() {

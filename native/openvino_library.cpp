@@ -97,7 +97,7 @@ bool OpenVinoLibrary::try_open(const LibraryCandidate& c, std::string* why) {
   handle_ = h;
   api_ = api;
   core_ = core;
-  info_ = {path, c.source, version_text};
+  info_ = {path, c.source, version_text, {}, info_.loads + 1};
   return true;
 }
 

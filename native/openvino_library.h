@@ -66,6 +66,7 @@ struct LoadedLibraryInfo {
   std::string source;   // which place of the search order gave it
   std::string version;  // ov_get_openvino_version's build number
   std::vector<std::string> not_used;  // "source: path" of other OpenVINOs present, later in the order
+  int loads = 0;  // libraries opened and Cores created in this process: 1 once loaded, never more
 };
 
 class OpenVinoLibrary {

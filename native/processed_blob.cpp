@@ -1,5 +1,7 @@
 #include "processed_blob.h"
 
+#include <algorithm>
+
 #include <zlib.h>
 
 #include <cstdio>
@@ -90,6 +92,20 @@ bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::s
   out->weights = bytes + bin_offset;
   out->weights_size = static_cast<size_t>(bin_size);
   return true;
+}
+
+std::string lowered_with_openvino(const char* xml, size_t xml_size) {
+  const std::string marker = std::string("<") + kLoweredWithKey + " value=\"";
+  const char* end = xml + xml_size;
+  const char* found = std::search(xml, end, marker.begin(), marker.end());
+  if (found == end) return "";
+  std::string version;
+  // A version is short printable ASCII ("2026.4.1-22982-e213a147257-releases/2026/4").
+  for (const char* c = found + marker.size(); c < end && *c != '"' && version.size() < 100; ++c) {
+    if (*c < 0x20 || *c > 0x7e) return "";
+    version += *c;
+  }
+  return version;
 }
 
 }  // namespace executorch_openvino

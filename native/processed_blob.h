@@ -30,6 +30,10 @@ constexpr uint32_t kPayloadOpenVinoIr = 1;
 constexpr size_t kHeaderSize = 56;
 constexpr size_t kChecksumOffset = 48;
 
+// The IR's rt_info entry naming the OpenVINO that lowered it
+// (<executorch_openvino_lowered_with value="2026.4.1-..."/>).
+constexpr char kLoweredWithKey[] = "executorch_openvino_lowered_with";
+
 struct ParsedBlob {
   const char* xml = nullptr;
   size_t xml_size = 0;
@@ -41,5 +45,9 @@ struct ParsedBlob {
 // `error` naming the field and what to do when the blob is truncated, foreign,
 // changed since lowering, or from another version.
 bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::string* error);
+
+// The OpenVINO version recorded under kLoweredWithKey in the IR's XML, or ""
+// (programs lowered before it was recorded).
+std::string lowered_with_openvino(const char* xml, size_t xml_size);
 
 }  // namespace executorch_openvino

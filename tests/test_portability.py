@@ -76,3 +76,26 @@ def test_pte_runs_with_the_other_openvino_release(tmp_path, other_openvino_c_lib
     assert not result["openvino_python_imported"]
     assert result["max_error"] < 1e-5
     assert result["ints_equal"]
+
+
+def test_an_ir_this_openvino_cannot_read_names_both_releases():
+    """An operation set this OpenVINO does not know stands for an IR from a newer release."""
+    import executorch_openvino as exov
+    from conftest import resealed
+    from executorch_openvino.processed_blob import LOWERED_WITH_KEY
+
+    pte, _ = lower(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU()).eval(), (torch.randn(1, 4),))
+    recorded = f'<{LOWERED_WITH_KEY} value="'.encode()
+    assert pte.count(recorded) == 1, "preprocess records the lowering OpenVINO in the IR"
+    start = pte.index(recorded) + len(recorded)
+    this_release = pte[start:pte.index(b'"', start)].decode()
+    assert this_release == exov.library_info()["version"] or not exov.library_info()["version"]
+    future = pte.replace(b'version="opset1"', b'version="opsetX"')  # same length: offsets stay
+    future = future.replace(recorded + this_release.encode(), recorded + b"2099.1.0-future".ljust(len(this_release), b"0"))
+    with pytest.raises(RuntimeError) as info:
+        exov.load_method(resealed(future))
+    message = str(info.value)
+    assert f"init: OpenVINO {exov.library_info()['version']} could not read the model in the processed blob, " \
+           "which was lowered with OpenVINO 2099.1.0-future" in message
+    assert "Run it with the OpenVINO it was lowered with (or a newer one), or lower the model again" in message
+    assert "opsetX" in message  # OpenVINO's own reason follows

@@ -132,7 +132,7 @@ for name in ("bad.pte", "device.pte"):
 """
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "executorch-openvino: init: OpenVINO could not read the model" in proc.stdout.split("device.pte")[0]
+    assert "could not read the model in the processed blob" in proc.stdout.split("device.pte")[0]
     assert "executorch-openvino: init: OpenVINO device '\\xc3\\xa9" in proc.stdout.split("device.pte")[1]
 
 

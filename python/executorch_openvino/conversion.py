@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 
 from . import avg_pool_padding, nan_propagation
-from .processed_blob import OpenvinoIr
+from .processed_blob import LOWERED_WITH_KEY, OpenvinoIr
 
 # torch dtype -> OpenVINO element type name; the delegate's runtime supports these.
 TORCH_TO_OPENVINO = {
@@ -310,6 +310,9 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
     for i, value in enumerate(outputs):
         ppp.output(i).tensor().set_element_type(_openvino_type(value, f"partition output {i}"))
     model = ppp.build()
+    # Named by the runtime when another OpenVINO cannot read this IR
+    # (openvino 2025.4.1's save_model records no version of its own).
+    model.set_rt_info(ov.get_version(), LOWERED_WITH_KEY)
 
     with tempfile.TemporaryDirectory(prefix="exov-ir-") as tmp:
         xml_path = Path(tmp) / "partition.xml"

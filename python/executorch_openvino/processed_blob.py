@@ -20,6 +20,9 @@ _HEADER = struct.Struct("<8sIIQQQQII")
 HEADER_SIZE = _HEADER.size  # 56
 CHECKSUM_OFFSET = 48
 _ALIGN = 64
+# The IR's rt_info entry naming the OpenVINO release that lowered it
+# (``ov.get_version()``), which the runtime names when it cannot read the IR.
+LOWERED_WITH_KEY = "executorch_openvino_lowered_with"
 
 
 class OpenvinoIr(NamedTuple):

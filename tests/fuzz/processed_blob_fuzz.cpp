@@ -1,4 +1,5 @@
-// libFuzzer target for the processed-blob parser (native/processed_blob.cpp),
+// libFuzzer target for the processed-blob parser (native/processed_blob.cpp)
+// and the recorded-OpenVINO-version reader init uses after it,
 // built with AddressSanitizer and UndefinedBehaviorSanitizer by `nox -s fuzz`.
 //
 // The first input byte picks the mode. Odd: the rest is the blob as given, so
@@ -40,6 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     volatile uint8_t sink = 0;
     for (size_t i = 0; i < parsed.xml_size; ++i) sink ^= xml[i];
     for (size_t i = 0; i < parsed.weights_size; ++i) sink ^= parsed.weights[i];
+    // What init reads from the XML itself when OpenVINO cannot read it.
+    if (executorch_openvino::lowered_with_openvino(parsed.xml, parsed.xml_size).size() > 100) __builtin_trap();
   } else if (error.empty()) {
     __builtin_trap();
   }

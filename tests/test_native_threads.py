@@ -1,0 +1,108 @@
+"""The delegate called from C++ threads with no Python in between (tests/native/delegate_threads.cpp).
+
+Sixteen threads init at the same moment, so OpenVINO's first load happens under
+contention: it is loaded once and every init succeeds. Then four threads run
+their own handles 1000 times each on different inputs, every output equal bit
+for bit to the one-thread result, and that result matches eager PyTorch.
+Under the sanitizers session (EXOV_SANITIZE set) the program is built with them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+import torch
+
+import executorch_openvino
+from conftest import lower, require_all
+from executorch_openvino import processed_blob
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Model(torch.nn.Module):
+    """One float32 (4, 32) input, one float32 (4, 16) output, as delegate_threads.cpp expects."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(32, 16)
+
+    def forward(self, x):
+        return torch.relu(self.linear(x)) * 2 + x[:, :16]
+
+
+def _harness_input(seed: int) -> torch.Tensor:
+    k = torch.arange(4 * 32, dtype=torch.float32)
+    return torch.sin(0.37 * k + 1.9 * seed).reshape(4, 32)
+
+
+@pytest.fixture(scope="module")
+def harness(tmp_path_factory) -> Path:
+    compiler = shutil.which("g++") or shutil.which("c++")
+    if compiler is None:
+        if require_all():
+            pytest.fail("a C++ compiler (g++) is needed for the native thread test")
+        pytest.skip("no C++ compiler")
+    import executorch
+
+    package = Path(executorch_openvino.__file__).parent
+    et_root = Path(executorch.__file__).parent
+    out = tmp_path_factory.mktemp("native") / "delegate_threads"
+    sanitize = os.environ.get("EXOV_SANITIZE", "")
+    subprocess.run([
+        compiler, "-std=c++17", "-O1", "-g", "-pthread",
+        *([f"-fsanitize={sanitize}", "-fno-sanitize-recover=all"] if sanitize else []),
+        "-DC10_USING_CUSTOM_GENERATED_MACROS", "-DET_EVENT_TRACER_ENABLED",
+        "-I", str(ROOT / "native"), "-I", str(et_root / "include"),
+        "-I", str(et_root / "include" / "executorch" / "runtime" / "core" / "portable_type" / "c10"),
+        str(ROOT / "tests" / "native" / "delegate_threads.cpp"), "-o", str(out),
+        f"-L{package}", "-l:libexecutorch_openvino_backend.so", f"-L{et_root / 'lib'}", "-lexecutorch",
+        f"-Wl,-rpath,{package}:{et_root / 'lib'}",
+    ], check=True, capture_output=True, text=True)
+    return out
+
+
+def _blob_file(tmp_path: Path) -> Path:
+    torch.manual_seed(0)
+    model = Model().eval()
+    pte, summary = lower(model, (_harness_input(0),))
+    assert summary.delegated == summary.total and summary.partitions == 1
+    at = pte.find(processed_blob.MAGIC)
+    _, _, _, _, _, weights_offset, weights_size, _, _ = struct.unpack_from("<8sIIQQQQII", pte, at)
+    path = tmp_path / "partition.blob"
+    path.write_bytes(pte[at : at + weights_offset + weights_size])
+    return path, model
+
+
+def _run(harness: Path, blob: Path, threads: int, runs: int, library: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("INTEL_OPENVINO_DIR", "CONDA_PREFIX")}
+    env["OPENVINO_LIB_PATH"] = str(library)
+    proc = subprocess.run([str(harness), str(blob), str(threads), str(runs)], env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"exit {proc.returncode}:\n{proc.stderr[-3000:]}"
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_sixteen_threads_load_openvino_once_and_init_together(harness, tmp_path, pip_openvino_c_library):
+    blob, model = _blob_file(tmp_path)
+    result = _run(harness, blob, threads=16, runs=10, library=pip_openvino_c_library)
+    assert result["inits_ok"] == 16
+    assert result["loads"] == 1
+    assert result["openvino"] == str(pip_openvino_c_library)
+    assert result["failures"] == 0 and result["mismatches"] == 0
+    with torch.no_grad():
+        expected = model(_harness_input(0))
+    torch.testing.assert_close(torch.tensor(result["output0"]).reshape(4, 16), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_four_threads_1000_runs_each_bit_identical_to_one_thread(harness, tmp_path, pip_openvino_c_library):
+    blob, _ = _blob_file(tmp_path)
+    result = _run(harness, blob, threads=4, runs=1000, library=pip_openvino_c_library)
+    assert result["references_distinct"], "the threads' inputs must give different outputs"
+    assert (result["runs"], result["failures"], result["mismatches"]) == (4000, 0, 0)
