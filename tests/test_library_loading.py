@@ -94,7 +94,9 @@ def test_library_search_works_where_statx_is_denied(tmp_path, pip_openvino_c_lib
     shim.write_text("#include <errno.h>\n"
                     "int statx(int d, const char* p, int f, unsigned m, void* b) { errno = EPERM; return -1; }\n")
     subprocess.run(["cc", "-shared", "-fPIC", "-o", str(tmp_path / "libdeny_statx.so"), str(shim)], check=True)
-    result = run_python_json(LOAD, {"LD_PRELOAD": str(tmp_path / "libdeny_statx.so")}, tmp_path)
+    # After what is preloaded already (the sanitizers session preloads its runtimes first).
+    preload = ":".join(filter(None, [os.environ.get("LD_PRELOAD"), str(tmp_path / "libdeny_statx.so")]))
+    result = run_python_json(LOAD, {"LD_PRELOAD": preload}, tmp_path)
     assert result["ok"], result["error"]
     assert result["source"] == "pip openvino package"
 

@@ -52,7 +52,7 @@ def harness(tmp_path_factory) -> Path:
     import executorch
 
     package = Path(executorch_openvino.__file__).parent
-    et_root = Path(executorch.__file__).parent
+    et_root = Path(list(executorch.__path__)[0])  # a namespace package: no __file__
     out = tmp_path_factory.mktemp("native") / "delegate_threads"
     sanitize = os.environ.get("EXOV_SANITIZE", "")
     subprocess.run([
