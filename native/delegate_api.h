@@ -44,7 +44,8 @@ struct OutputCounters {
 OutputCounters output_counters();
 
 // The OpenVINO C library this process loaded, and how many times one was
-// loaded (a Core created): 0 before the first delegated init, then 1, never more.
+// loaded (a Core created): 0 until OpenVINO is first needed (a delegated init,
+// library_info(), ...), then 1, never more.
 struct OpenVinoLoad {
   std::string path;
   int loads = 0;

@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <utility>
 #include <vector>
 
 namespace executorch_openvino {
@@ -80,6 +81,10 @@ struct PortInfo {
   std::vector<int64_t> shape;
   size_t byte_size = 0;  // for static ports
   std::string name;      // a tensor name, "" when it has none
+  // Per dimension, the sizes the compiled model takes: {min, max}, max < 0
+  // for no bound (when the rank itself is known).
+  bool rank_known = false;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
   // An output that is one of the inputs (OpenVINO folds a clone into a
   // Parameter -> Result edge). Bound in place, OpenVINO's CPU plugin zeroes
   // it (measured, 2026.4.1), so it is always copied.
@@ -148,12 +153,16 @@ bool read_port(const OpenVinoApi& api, const ov_output_const_port_t* port, PortI
     *error = ov_message("could not read a port's shape");
     return false;
   }
-  info->is_static = partial.rank.min == partial.rank.max && partial.rank.min >= 0;
+  const bool rank_static = partial.rank.min == partial.rank.max && partial.rank.min >= 0;
+  info->is_static = rank_static;
+  info->rank_known = rank_static;
   info->shape.clear();
-  for (int64_t d = 0; info->is_static && d < partial.rank.max; ++d) {
+  info->ranges.clear();
+  for (int64_t d = 0; rank_static && d < partial.rank.max; ++d) {
     const ov_dimension_t& dim = partial.dims[d];
     if (dim.min != dim.max || dim.min < 0) info->is_static = false;
     info->shape.push_back(dim.min);
+    info->ranges.emplace_back(dim.min, dim.max);
   }
   if (info->is_static) {
     size_t n = 1;
@@ -197,6 +206,34 @@ std::string shape_text(const std::vector<int64_t>& dims) {
 template <typename T>
 std::string shape_text(ArrayRef<T> dims) {
   return shape_text(std::vector<int64_t>(dims.begin(), dims.end()));
+}
+
+bool unbounded(int64_t max) { return max < 0 || max == INT64_MAX; }
+
+// The sizes a port takes, e.g. "(1..100, 3)" or "(2.., 3)".
+std::string port_shape_text(const PortInfo& port) {
+  if (!port.rank_known) return "any shape";
+  std::string s = "(";
+  for (size_t i = 0; i < port.ranges.size(); ++i) {
+    const auto& [min, max] = port.ranges[i];
+    s += i ? ", " : "";
+    s += min == max ? std::to_string(min)
+                    : std::to_string(min) + ".." + (unbounded(max) ? std::string() : std::to_string(max));
+  }
+  return s + (port.ranges.size() == 1 ? ",)" : ")");
+}
+
+// Whether `dims` fits the port: the same rank, and each size within its range.
+// ExecuTorch checks a dynamic input only against its element count, so a
+// wrong static size would otherwise reach OpenVINO and be read past its end.
+bool shape_fits(const PortInfo& port, const std::vector<int64_t>& dims) {
+  if (!port.rank_known) return true;
+  if (dims.size() != port.ranges.size()) return false;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const auto& [min, max] = port.ranges[i];
+    if (dims[i] < min || (!unbounded(max) && dims[i] > max)) return false;
+  }
+  return true;
 }
 
 void record_compile(const RuntimeOptions& options, ov_compiled_model_t* compiled);
@@ -272,15 +309,19 @@ class OpenVinoBackend final : public BackendInterface {
         library.core(), blob.xml, blob.xml_size, weights_tensor, &model);
     if (weights_tensor) api.ov_tensor_free(weights_tensor);
     if (status != OK) {
-      // The checksum matched, so the IR is what lowering wrote: most likely a
-      // newer OpenVINO wrote it (an operation set this one does not know).
+      // The checksum matched, so the IR is what lowering wrote: from another
+      // OpenVINO release (an operation set this one does not know), or written wrong.
       std::string lowered_with = lowered_with_openvino(blob.xml, blob.xml_size);
       std::string loaded = library.info().version;
+      auto release = [](const std::string& v) { return v.substr(0, v.find('-')); };  // "2026.4.1"
+      std::string advice =
+          lowered_with.empty() || release(lowered_with) == release(loaded)
+              ? " The same OpenVINO release wrote it, so the IR itself is wrong: lower the model again"
+              : " Run it with OpenVINO " + release(lowered_with) + ", or lower the model again with this one";
       report_error(ov_message(
           "init: OpenVINO " + loaded + " could not read the model in the processed blob, which was lowered "
-          "with OpenVINO " + (lowered_with.empty() ? std::string("(not recorded)") : lowered_with) +
-          ". Run it with the OpenVINO it was lowered with (or a newer one), or lower the model again with "
-          "this one"));
+          "with OpenVINO " + (lowered_with.empty() ? std::string("(not recorded)") : lowered_with) + "." +
+          advice));
       return Error::InvalidProgram;
     }
     if (options.inference_precision.empty()) {
@@ -425,9 +466,10 @@ class OpenVinoBackend final : public BackendInterface {
       return Error::InvalidArgument;
     }
     std::vector<int64_t> dims(in.sizes().begin(), in.sizes().end());
-    if (port.is_static && dims != port.shape) {
+    if (!shape_fits(port, dims)) {
       report_error(which + " has shape " + shape_text(dims) + " but the model was lowered for " +
-                   shape_text(port.shape) + "; pass that shape or export with dynamic shapes");
+                   port_shape_text(port) + "; pass such a shape, or export with dynamic shapes that "
+                   "cover this one");
       return Error::InvalidArgument;
     }
     // OpenVINO's plugins compute int64 in int32 (measured, 2025.4.1 and

@@ -95,17 +95,24 @@ bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::s
 }
 
 std::string lowered_with_openvino(const char* xml, size_t xml_size) {
-  const std::string marker = std::string("<") + kLoweredWithKey + " value=\"";
+  // Ours first; then what OpenVINO itself records, for programs lowered before
+  // ours was written (2026.4.1: "OpenVINO Runtime", 2025.4.1's converter: Runtime_version).
+  const std::string markers[] = {std::string("<") + kLoweredWithKey + " value=\"",
+                                 "<info name=\"OpenVINO Runtime\" value=\"", "<Runtime_version value=\""};
   const char* end = xml + xml_size;
-  const char* found = std::search(xml, end, marker.begin(), marker.end());
-  if (found == end) return "";
-  std::string version;
-  // A version is short printable ASCII ("2026.4.1-22982-e213a147257-releases/2026/4").
-  for (const char* c = found + marker.size(); c < end && *c != '"' && version.size() < 100; ++c) {
-    if (*c < 0x20 || *c > 0x7e) return "";
-    version += *c;
+  for (const std::string& marker : markers) {
+    const char* found = std::search(xml, end, marker.begin(), marker.end());
+    if (found == end) continue;
+    // A version is short printable ASCII ("2026.4.1-22982-e213a147257-releases/2026/4").
+    std::string version;
+    const char* c = found + marker.size();
+    for (; c < end && *c != '"' && version.size() <= 100; ++c) {
+      if (*c < 0x20 || *c > 0x7e) break;
+      version += *c;
+    }
+    if (c < end && *c == '"' && !version.empty() && version.size() <= 100) return version;
   }
-  return version;
+  return "";
 }
 
 }  // namespace executorch_openvino

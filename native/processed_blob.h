@@ -46,8 +46,9 @@ struct ParsedBlob {
 // changed since lowering, or from another version.
 bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::string* error);
 
-// The OpenVINO version recorded under kLoweredWithKey in the IR's XML, or ""
-// (programs lowered before it was recorded).
+// The OpenVINO version that wrote the IR's XML (kLoweredWithKey, else what
+// OpenVINO records itself), or "" when none is recorded or it is not a short
+// printable value.
 std::string lowered_with_openvino(const char* xml, size_t xml_size);
 
 }  // namespace executorch_openvino

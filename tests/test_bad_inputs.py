@@ -13,7 +13,7 @@ import torch
 import executorch_openvino as exov
 from executorch_openvino.api import delegation_summary
 
-from conftest import OneInput, assert_matches_eager, eager, lower
+from conftest import Fn, OneInput, assert_matches_eager, eager, lower
 
 
 def _model(x):
@@ -38,14 +38,16 @@ REFUSED = {
     "float64 instead of float32": ([X.double()], "input 0 of method 'forward' has dtype torch.float64, the method was "
                                                  "exported for torch.float32; pass x.to(torch.float32)"),
     "int32 instead of float32": ([X.int()], "has dtype torch.int32, the method was exported for torch.float32"),
-    "complex64": ([torch.complex(X, X)], "has dtype torch.complex64, the method was exported for torch.float32"),
+    "complex64": ([torch.complex(X, X)], "has dtype torch.complex64, the method was exported for torch.float32; "
+                                         "complex values have no OpenVINO type"),
+    "one dimension": ([X[0, 0, 0]], "has 1 dimension (shape (4,)), the method was exported for 4"),
     "one dimension too few": ([X[0]], "input 0 of method 'forward' has 3 dimensions (shape (3, 4, 4)), the method "
                                       "was exported for 4 (shape (1, 3, 4, 4))"),
     "a wrong size": ([torch.randn(1, 3, 4, 5)], "input 0 of method 'forward' has shape (1, 3, 4, 5), the method was "
                                                 "exported for (1, 3, 4, 4)"),
     "zero-size instead of static": ([torch.randn(0, 3, 4, 4)], "has shape (0, 3, 4, 4), the method was exported for "
                                                                "(1, 3, 4, 4)"),
-    "two inputs for one": ([X, X], "method 'forward' takes 1 input, 2 were given; pass them as one list"),
+    "two inputs for one": ([X, X], "method 'forward' takes 1 input, 2 were given; pass exactly 1, in one list"),
     "no inputs": ([], "method 'forward' takes 1 input, 0 were given"),
     "an int for a tensor": ([3], "input 0 of method 'forward' is of type int, the method takes a torch.float32 tensor "
                                  "of shape (1, 3, 4, 4)"),
@@ -99,6 +101,45 @@ def test_past_a_dynamic_upper_bound_names_the_bound():
     for rows in (1, 7, 100):
         y = torch.randn(rows, 3)
         assert_matches_eager(list(method.execute([y])), eager(OneInput(_model), (y,)))
+
+
+def test_a_wrong_static_size_next_to_a_dynamic_one_is_refused_by_the_delegate():
+    # ExecuTorch checks a dynamic input only against its element count: (2, 4)
+    # fits a (n <= 100, 3) input's capacity, and OpenVINO would read it as (2, 3).
+    x = torch.randn(4, 3)
+    n = torch.export.Dim("n", min=1, max=100)
+    model = OneInput(lambda t: torch.nn.functional.linear(t, torch.ones(5, 3)))
+    method = exov.load_method(exov.lower(model, (x,), dynamic_shapes={"x": {0: n}}).buffer)
+    for shape in ((2, 4), (2, 1), (1, 1), (4,)):
+        with pytest.raises((RuntimeError, ValueError)) as info:
+            method.execute([torch.randn(*shape)])
+        assert "the model was lowered for (" in str(info.value) or "dimension" in str(info.value), str(info.value)
+    with pytest.raises(RuntimeError, match=r"execute: input 0 has shape \(2, 4\) but the model was lowered for "
+                                           r"\(\d+\.\.(\d+)?, 3\); pass such a shape"):
+        method.execute([torch.randn(2, 4)])
+    for rows in (1, 9):
+        y = torch.randn(rows, 3)
+        assert_matches_eager(list(method.execute([y])), eager(model, (y,)))
+
+
+def test_a_lone_tensor_stands_for_a_list_of_one(method):
+    assert_matches_eager(list(method.execute(X)), eager(OneInput(_model), (X,)))
+
+
+def test_a_method_with_a_non_tensor_input_keeps_executorchs_error():
+    # ExecuTorch 1.5.1 takes no int method inputs at all; the explanation must
+    # not replace its error with one of its own (it used to raise IndexError).
+    model = Fn(lambda x, n: x * n)
+    method = exov.load_method(exov.lower(model, (X, 3)).buffer)
+    with pytest.raises(RuntimeError, match="set_inputs"):
+        method.execute([X, 2.5])
+
+
+def test_a_nested_channels_last_example_is_lowered_as_contiguous():
+    x = X.contiguous(memory_format=torch.channels_last)
+    model = OneInput(lambda xs: torch.relu(xs[0]) * 2 + xs[1])
+    method = exov.load_method(exov.lower(model, ([x, x],)).buffer)
+    assert_matches_eager(list(method.execute([X, x])), eager(Fn(lambda a, b: torch.relu(a) * 2 + b), (X, x)))
 
 
 def test_zero_size_tensors_run_when_exported_so():

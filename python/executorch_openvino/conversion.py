@@ -294,12 +294,15 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
             f"OpenVINO's model has {len(model.outputs)} outputs but the partition has {len(outputs)}"
         )
 
-    static_shapes = {}
+    # Every size that is not symbolic is fixed, in dynamic inputs too: the
+    # runtime then refuses a wrong one (ExecuTorch checks a dynamic input only
+    # against its element count, and OpenVINO would read (2, 4) as (2, 3)).
+    known_shapes = {}
     for i, value in enumerate(inputs):
-        if isinstance(value, torch.Tensor) and all(isinstance(d, int) for d in value.shape):
-            static_shapes[model.input(i)] = ov.PartialShape(list(value.shape))
-    if static_shapes:
-        model.reshape(static_shapes)
+        if isinstance(value, torch.Tensor):
+            known_shapes[model.input(i)] = ov.PartialShape([d if isinstance(d, int) else -1 for d in value.shape])
+    if known_shapes:
+        model.reshape(known_shapes)
 
     _fix_int_parameters(model, inputs)
     ppp = ov.preprocess.PrePostProcessor(model)
@@ -310,8 +313,9 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
     for i, value in enumerate(outputs):
         ppp.output(i).tensor().set_element_type(_openvino_type(value, f"partition output {i}"))
     model = ppp.build()
-    # Named by the runtime when another OpenVINO cannot read this IR
-    # (openvino 2025.4.1's save_model records no version of its own).
+    # Named by the runtime when another OpenVINO cannot read this IR (what
+    # OpenVINO records itself differs: "OpenVINO Runtime" in 2026.4.1, only
+    # from its converter in 2025.4.1).
     model.set_rt_info(ov.get_version(), LOWERED_WITH_KEY)
 
     with tempfile.TemporaryDirectory(prefix="exov-ir-") as tmp:

@@ -25,13 +25,16 @@ _SCALAR_TYPES = {
 }
 
 
-def as_method_inputs(inputs: Sequence) -> list:
+def as_method_inputs(inputs) -> list:
     """Returns ``inputs`` as a list with every tensor in the contiguous layout.
 
     A tensor that is already contiguous is passed as is (no copy); others
     (channels_last, transposed, sliced) are copied once, so the method sees the
-    values eager PyTorch would.
+    values eager PyTorch would. A lone tensor stands for ``[tensor]``, as
+    ``executorch.runtime`` takes it.
     """
+    if isinstance(inputs, torch.Tensor):
+        inputs = [inputs]
     return [x.contiguous() if isinstance(x, torch.Tensor) else x for x in inputs]
 
 
@@ -52,23 +55,27 @@ def explain_refused_inputs(meta, inputs: Sequence) -> str | None:
     count = meta.num_inputs()
     if len(inputs) != count:
         return (f"method '{name}' takes {count} input{'s' if count != 1 else ''}, "
-                f"{len(inputs)} {'were' if len(inputs) != 1 else 'was'} given; pass them as one list")
+                f"{len(inputs)} {'were' if len(inputs) != 1 else 'was'} given; pass exactly {count}, in one list")
     for i, value in enumerate(inputs):
         try:
             info = meta.input_tensor_meta(i)
-        except RuntimeError:  # not a tensor input (an int or other value)
+        except (RuntimeError, IndexError):  # not a tensor input (an int or other value)
             continue
-        expected_dtype = _SCALAR_TYPES.get(int(info.dtype()))
+        code = int(info.dtype())
+        expected_dtype = _SCALAR_TYPES.get(code, f"ExecuTorch ScalarType {code}")
         expected = tuple(info.sizes())
         if not isinstance(value, torch.Tensor):
             return (f"input {i} of method '{name}' is of type {type(value).__name__}, the method takes a "
                     f"{expected_dtype} tensor of shape {_shape(expected)}")
-        if expected_dtype is not None and value.dtype != expected_dtype:
+        if value.dtype != expected_dtype:
+            fix = ("complex values have no OpenVINO type: export the model for torch.view_as_real(x)"
+                   if value.is_complex() else f"pass x.to({expected_dtype})")
             return (f"input {i} of method '{name}' has dtype {value.dtype}, the method was exported for "
-                    f"{expected_dtype}; pass x.to({expected_dtype})")
+                    f"{expected_dtype}; {fix}")
         if value.dim() != len(expected):
-            return (f"input {i} of method '{name}' has {value.dim()} dimensions (shape {_shape(value.shape)}), "
-                    f"the method was exported for {len(expected)} (shape {_shape(expected)})")
+            return (f"input {i} of method '{name}' has {value.dim()} dimension{'s' if value.dim() != 1 else ''} "
+                    f"(shape {_shape(value.shape)}), the method was exported for {len(expected)} "
+                    f"(shape {_shape(expected)})")
         if tuple(value.shape) != expected:
             return (f"input {i} of method '{name}' has shape {_shape(value.shape)}, the method was exported for "
                     f"{_shape(expected)} (for dimensions exported as dynamic: their upper bounds); pass that "
