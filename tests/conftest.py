@@ -57,6 +57,18 @@ class OneInput(Fn):
         return self.fn(x)
 
 
+class ThreadsModel(torch.nn.Module):
+    """The thread tests' model: one float32 (4, 32) input, one float32 (4, 16) output
+    (tests/native/delegate_threads.cpp is written for these shapes)."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(32, 16)
+
+    def forward(self, x):
+        return torch.relu(self.linear(x)) * 2 + x[:, :16]
+
+
 def lower(module: torch.nn.Module, inputs: tuple, *, partitioner=None):
     """Returns (.pte bytes, DelegationSummary) for `module` lowered with the OpenVINO partitioner."""
     from executorch.exir import to_edge_transform_and_lower

@@ -12,21 +12,12 @@ import threading
 import torch
 
 import executorch_openvino as exov
-from conftest import lower, run, run_python_json
-
-
-class Model(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(32, 16)
-
-    def forward(self, x):
-        return torch.relu(self.linear(x)) * 2 + x[:, :16]
+from conftest import ThreadsModel, lower, run, run_python_json
 
 
 def _lowered() -> bytes:
     torch.manual_seed(0)
-    pte, summary = lower(Model(), (torch.randn(4, 32),))
+    pte, summary = lower(ThreadsModel(), (torch.randn(4, 32),))
     assert summary.delegated == summary.total
     return pte
 

@@ -20,21 +20,10 @@ import pytest
 import torch
 
 import executorch_openvino
-from conftest import lower, require_all
+from conftest import ThreadsModel, lower, require_all
 from executorch_openvino import processed_blob
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-class Model(torch.nn.Module):
-    """One float32 (4, 32) input, one float32 (4, 16) output, as delegate_threads.cpp expects."""
-
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(32, 16)
-
-    def forward(self, x):
-        return torch.relu(self.linear(x)) * 2 + x[:, :16]
 
 
 def _harness_input(seed: int) -> torch.Tensor:
@@ -70,7 +59,7 @@ def harness(tmp_path_factory) -> Path:
 
 def _blob_file(tmp_path: Path) -> Path:
     torch.manual_seed(0)
-    model = Model().eval()
+    model = ThreadsModel().eval()
     pte, summary = lower(model, (_harness_input(0),))
     assert summary.delegated == summary.total and summary.partitions == 1
     at = pte.find(processed_blob.MAGIC)
