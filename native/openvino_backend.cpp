@@ -315,7 +315,9 @@ class OpenVinoBackend final : public BackendInterface {
       std::string loaded = library.info().version;
       auto release = [](const std::string& v) { return v.substr(0, v.find('-')); };  // "2026.4.1"
       std::string advice =
-          lowered_with.empty() || release(lowered_with) == release(loaded)
+          lowered_with.empty()
+              ? " It may come from another OpenVINO release: lower the model again with this one"
+          : release(lowered_with) == release(loaded)
               ? " The same OpenVINO release wrote it, so the IR itself is wrong: lower the model again"
               : " Run it with OpenVINO " + release(lowered_with) + ", or lower the model again with this one";
       report_error(ov_message(

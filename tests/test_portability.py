@@ -99,3 +99,18 @@ def test_an_ir_this_openvino_cannot_read_names_both_releases():
            "which was lowered with OpenVINO 2099.1.0-future" in message
     assert "Run it with OpenVINO 2099.1.0, or lower the model again with this one" in message
     assert "opsetX" in message  # OpenVINO's own reason follows
+
+
+def test_an_unreadable_ir_without_a_recorded_release_says_so():
+    import executorch_openvino as exov
+    from conftest import resealed
+    from executorch_openvino.processed_blob import LOWERED_WITH_KEY
+
+    pte, _ = lower(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU()).eval(), (torch.randn(1, 4),))
+    # Same lengths, so every offset in the blob stays valid.
+    unrecorded = (pte.replace(LOWERED_WITH_KEY.encode(), b"x" * len(LOWERED_WITH_KEY))
+                  .replace(b'"OpenVINO Runtime"', b'"XXXXXXXX Runtime"').replace(b"<Runtime_version", b"<XXXXXXXXXXXXXXX")
+                  .replace(b'version="opset1"', b'version="opsetX"'))
+    with pytest.raises(RuntimeError, match=r"which was lowered with OpenVINO \(not recorded\)\. It may come from "
+                                           r"another OpenVINO release: lower the model again with this one"):
+        exov.load_method(resealed(unrecorded))
