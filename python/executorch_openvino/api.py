@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 
 from . import _native
-from .method_inputs import as_method_inputs, explain_refused_inputs
+from .method_inputs import as_method_inputs, contiguous, explain_refused_inputs
 from .partitioner import OpenvinoPartitioner
 from .constant_folding import fold_constant_integer_cumsums
 from .scalar_promotion import keep_zero_dim_integer_dtypes
@@ -44,8 +44,7 @@ def lower(module: torch.nn.Module, example_inputs: tuple, *, device: str = "CPU"
     # OpenVINO picks its own layouts; a channels_last example would give the
     # program channels_last inputs, which the delegate does not take and
     # ExecuTorch 1.5.1's kernels fail on (x * 2: "different dim orders").
-    example_inputs = torch.utils._pytree.tree_map(
-        lambda x: x.contiguous() if isinstance(x, torch.Tensor) else x, tuple(example_inputs))
+    example_inputs = torch.utils._pytree.tree_map(contiguous, tuple(example_inputs))
     exported = torch.export.export(module, example_inputs, dynamic_shapes=dynamic_shapes)
     _refuse_complex_tensors(exported)
     keep_zero_dim_integer_dtypes(exported)

@@ -35,7 +35,12 @@ def as_method_inputs(inputs) -> list:
     """
     if isinstance(inputs, torch.Tensor):
         inputs = [inputs]
-    return [x.contiguous() if isinstance(x, torch.Tensor) else x for x in inputs]
+    return [contiguous(x) for x in inputs]
+
+
+def contiguous(value):
+    """``value`` in the contiguous layout when it is a tensor (no copy if it is already), else as is."""
+    return value.contiguous() if isinstance(value, torch.Tensor) else value
 
 
 def _shape(sizes) -> str:
