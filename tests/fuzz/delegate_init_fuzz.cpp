@@ -13,13 +13,13 @@
 // A crash, a sanitizer report, or a failed init without a message is a finding.
 #include "delegate_api.h"
 #include "processed_blob.h"
+#include "reseal.h"
 
 #include <executorch/runtime/backend/interface.h>
 #include <executorch/runtime/core/evalue.h>
 #include <executorch/runtime/core/memory_allocator.h>
 #include <executorch/runtime/core/portable_type/tensor_impl.h>
 #include <executorch/runtime/platform/runtime.h>
-#include <zlib.h>
 
 #include <cstdint>
 #include <string>
@@ -60,16 +60,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 3) return 0;
   et::BackendInterface* b = backend();
   if (b == nullptr) __builtin_trap();
-  const bool reseal = (data[0] & 1) == 0;
+  const bool resealed = (data[0] & 1) == 0;
   std::string device = kDevices[data[1] % (sizeof kDevices / sizeof *kDevices)];
   std::string precision = kPrecisions[data[2] % (sizeof kPrecisions / sizeof *kPrecisions)];
   std::vector<uint8_t> blob(data + 3, data + size);  // its own allocation: ASan sees every overread
-  if (reseal && blob.size() >= executorch_openvino::kHeaderSize) {
-    const size_t at = executorch_openvino::kChecksumOffset;
-    uLong crc = crc32_z(0L, blob.data(), at);
-    crc = crc32_z(crc, blob.data() + at + 4, blob.size() - at - 4);
-    for (int i = 0; i < 4; ++i) blob[at + i] = static_cast<uint8_t>(crc >> (8 * i));
-  }
+  if (resealed) reseal(blob);
   et::CompileSpec specs[2] = {{"device", {device.data(), device.size()}},
                               {"inference_precision", {precision.data(), precision.size()}}};
   std::vector<uint8_t> arena(1 << 12);

@@ -9,26 +9,21 @@
 // A crash, a sanitizer report, a failure without a message, or a success whose
 // sections lie outside the input is a finding.
 #include "processed_blob.h"
+#include "reseal.h"
 
-#include <zlib.h>
 
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
-using executorch_openvino::kChecksumOffset;
 using executorch_openvino::kHeaderSize;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  const bool reseal = (data[0] & 1) == 0;
+  const bool resealed = (data[0] & 1) == 0;
   std::vector<uint8_t> blob(data + 1, data + size);  // its own allocation: ASan sees every overread
-  if (reseal && blob.size() >= kHeaderSize) {
-    uLong crc = crc32_z(0L, blob.data(), kChecksumOffset);
-    crc = crc32_z(crc, blob.data() + kChecksumOffset + 4, blob.size() - kChecksumOffset - 4);
-    for (int i = 0; i < 4; ++i) blob[kChecksumOffset + i] = static_cast<uint8_t>(crc >> (8 * i));
-  }
+  if (resealed) reseal(blob);
   executorch_openvino::ParsedBlob parsed;
   std::string error;
   const uint8_t* begin = blob.data();
