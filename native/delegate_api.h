@@ -13,6 +13,12 @@ namespace executorch_openvino {
 // both live in one process and a .pte names the delegate that made it.
 constexpr const char* kBackendId = "ExecutorchOpenvinoBackend";
 
+// The backend option (ExecuTorch's set_option / get_option, or a runtime spec
+// of one load) naming OpenVINO's model cache directory: a string, "" for none.
+// With it, an init whose model and properties were compiled before imports
+// the compiled model from the cache instead of compiling it.
+constexpr const char kCacheDirOption[] = "cache_dir";
+
 // The result of registering with ExecuTorch's backend registry when this
 // library was loaded.
 executorch::runtime::Error registration_status();

@@ -4,7 +4,12 @@
 //          read the IR, compile it for the device, create one infer request.
 // execute: bind ExecuTorch's input buffers to the request without copying;
 //          outputs with a static shape are written by OpenVINO straight into
-//          ExecuTorch's output buffers, others are copied after inference.
+//          ExecuTorch's output buffers, others are copied after inference. A
+//          buffer bound on the previous call with the same address and shape
+//          is not bound again (ExecuTorch's planned buffers stay put).
+// options: "cache_dir" (a string) switches OpenVINO's model cache on, set
+//          for every later init through ExecuTorch's set_option, or for one
+//          load as a runtime spec.
 #include "compile_specs.h"
 #include "delegate_api.h"
 #include "openvino_library.h"
@@ -14,6 +19,7 @@
 #include <executorch/runtime/core/exec_aten/util/dim_order_util.h>
 #include <executorch/runtime/core/exec_aten/util/tensor_util.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstdint>
@@ -23,6 +29,7 @@
 #include <mutex>
 #include <new>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace executorch_openvino {
@@ -34,6 +41,8 @@ using executorch::runtime::ArrayRef;
 using executorch::runtime::Backend;
 using executorch::runtime::BackendExecutionContext;
 using executorch::runtime::BackendInitContext;
+using executorch::runtime::BackendOption;
+using executorch::runtime::BackendOptionContext;
 using executorch::runtime::BackendInterface;
 using executorch::runtime::CompileSpec;
 using executorch::runtime::DelegateHandle;
@@ -100,6 +109,20 @@ size_t element_size(ov_element_type_e t) {
   }
 }
 
+// What an infer request port was last bound to. OpenVINO keeps the tensor
+// set on the request, so the same address and shape need no new binding.
+struct BoundBuffer {
+  const void* data = nullptr;
+  std::vector<int64_t> dims;
+  int64_t scalar = 0;  // storage of an int (SymInt) input; its address is stable
+
+  template <typename Sizes>
+  bool same(const void* address, const Sizes& sizes) const {
+    return data == address && data != nullptr && dims.size() == sizes.size() &&
+           std::equal(dims.begin(), dims.end(), sizes.begin());
+  }
+};
+
 // Everything one delegated partition needs at execute time.
 struct Partition {
   ov_compiled_model_t* compiled = nullptr;
@@ -111,6 +134,10 @@ struct Partition {
   // crashed with 2026.4), so the partition owns its own aligned copy.
   void* weights = nullptr;
   std::mutex mutex;  // one infer request: one execute at a time
+  // Per port, sized at init (addresses stay valid): see BoundBuffer.
+  std::vector<BoundBuffer> bound_inputs;
+  std::vector<BoundBuffer> bound_outputs;
+  std::vector<char> copy_after;  // per output, this call: copied after inference
 
   ~Partition() {
     const OpenVinoApi& api = OpenVinoLibrary::instance().api();
@@ -125,10 +152,9 @@ std::string ov_message(const std::string& what) {
   return what + (detail.empty() ? std::string() : ": " + detail);
 }
 
-// RAII for the few C objects created per call.
+// RAII for the C objects created per binding (the request keeps its own reference).
 struct TensorGuard {
   ov_tensor_t* t = nullptr;
-  int64_t scalar = 0;  // storage of an int input for the duration of the call
   ~TensorGuard() { if (t) OpenVinoLibrary::instance().api().ov_tensor_free(t); }
 };
 struct ShapeGuard {
@@ -226,7 +252,8 @@ std::string port_shape_text(const PortInfo& port) {
 // Whether `dims` fits the port: the same rank, and each size within its range.
 // ExecuTorch checks a dynamic input only against its element count, so a
 // wrong static size would otherwise reach OpenVINO and be read past its end.
-bool shape_fits(const PortInfo& port, const std::vector<int64_t>& dims) {
+template <typename Sizes>
+bool shape_fits(const PortInfo& port, const Sizes& dims) {
   if (!port.rank_known) return true;
   if (dims.size() != port.ranges.size()) return false;
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -237,6 +264,34 @@ bool shape_fits(const PortInfo& port, const std::vector<int64_t>& dims) {
 }
 
 void record_compile(const RuntimeOptions& options, ov_compiled_model_t* compiled);
+
+// OpenVINO's model cache directory for later inits ("" = no cache): the
+// backend option kCacheDirOption.
+std::mutex cache_dir_mutex;
+std::string cache_dir_setting;
+
+std::string cache_dir_for(const BackendInitContext& context) {
+  auto per_load = context.get_runtime_spec<const char*>(kCacheDirOption);
+  if (per_load.ok()) return per_load.get();
+  std::lock_guard<std::mutex> lock(cache_dir_mutex);
+  return cache_dir_setting;
+}
+
+// ov_core_compile_model with (key, value) properties: the C API is variadic.
+ov_status_e compile_model(const OpenVinoApi& api, ov_core_t* core, const ov_model_t* model,
+                          const std::string& device,
+                          const std::vector<std::pair<const char*, std::string>>& p,
+                          ov_compiled_model_t** out) {
+  const char* d = device.c_str();
+  switch (p.size()) {
+    case 0: return api.ov_core_compile_model(core, model, d, 0, out);
+    case 1: return api.ov_core_compile_model(core, model, d, 2, out, p[0].first, p[0].second.c_str());
+    case 2: return api.ov_core_compile_model(core, model, d, 4, out, p[0].first, p[0].second.c_str(),
+                                             p[1].first, p[1].second.c_str());
+    default: return api.ov_core_compile_model(core, model, d, 6, out, p[0].first, p[0].second.c_str(),
+                                              p[1].first, p[1].second.c_str(), p[2].first, p[2].second.c_str());
+  }
+}
 std::atomic<uint64_t> outputs_in_place{0};
 std::atomic<uint64_t> outputs_copied{0};
 
@@ -244,9 +299,41 @@ class OpenVinoBackend final : public BackendInterface {
  public:
   bool is_available() const override { return true; }
 
+  Error set_option(BackendOptionContext& context, const Span<BackendOption>& options) override {
+    (void)context;
+    for (const BackendOption& option : options) {
+      const std::string key(option.key, strnlen(option.key, sizeof(option.key)));
+      if (key != kCacheDirOption) {
+        report_error("set_option: unknown option '" + key + "'; this delegate takes '" +
+                     kCacheDirOption + "'");
+        return Error::InvalidArgument;
+      }
+      const auto* text = std::get_if<std::array<char, executorch::runtime::kMaxOptionValueLength>>(&option.value);
+      if (text == nullptr) {
+        report_error(std::string("set_option: '") + kCacheDirOption + "' takes a string: a directory "
+                     "for OpenVINO's model cache, or \"\" for none");
+        return Error::InvalidArgument;
+      }
+      std::lock_guard<std::mutex> lock(cache_dir_mutex);
+      cache_dir_setting.assign(text->data(), strnlen(text->data(), text->size()));
+    }
+    return Error::Ok;
+  }
+
+  Error get_option(BackendOptionContext& context, Span<BackendOption>& options) override {
+    (void)context;
+    for (BackendOption& option : options) {
+      if (std::strncmp(option.key, kCacheDirOption, sizeof(option.key)) != 0) continue;
+      std::array<char, executorch::runtime::kMaxOptionValueLength> text{};
+      std::lock_guard<std::mutex> lock(cache_dir_mutex);
+      std::strncpy(text.data(), cache_dir_setting.c_str(), text.size() - 1);
+      option.value = text;
+    }
+    return Error::Ok;
+  }
+
   Result<DelegateHandle*> init(BackendInitContext& context, FreeableBuffer* processed,
                                ArrayRef<CompileSpec> compile_specs) const override {
-    (void)context;
     std::string error;
     RuntimeOptions options;
     if (!parse_compile_specs(compile_specs, &options, &error)) {
@@ -326,14 +413,15 @@ class OpenVinoBackend final : public BackendInterface {
           advice));
       return Error::InvalidProgram;
     }
-    if (options.inference_precision.empty()) {
-      status = api.ov_core_compile_model(library.core(), model, options.device.c_str(), 0,
-                                         &partition->compiled);
-    } else {
-      status = api.ov_core_compile_model(library.core(), model, options.device.c_str(), 2,
-                                         &partition->compiled, "INFERENCE_PRECISION_HINT",
-                                         options.inference_precision.c_str());
+    std::vector<std::pair<const char*, std::string>> properties;
+    if (!options.inference_precision.empty()) {
+      properties.emplace_back("INFERENCE_PRECISION_HINT", options.inference_precision);
     }
+    // OpenVINO keys the cache by the model and these properties, so a changed
+    // program or precision compiles afresh.
+    const std::string cache_dir = cache_dir_for(context);
+    if (!cache_dir.empty()) properties.emplace_back("CACHE_DIR", cache_dir);
+    status = compile_model(api, library.core(), model, options.device, properties, &partition->compiled);
     api.ov_model_free(model);
     if (status != OK) {
       report_error(ov_message("init: OpenVINO could not compile the model for device '" +
@@ -355,6 +443,9 @@ class OpenVinoBackend final : public BackendInterface {
         if (!out.name.empty() && out.name == in.name) out.aliases_input = true;
       }
     }
+    partition->bound_inputs.resize(n_in);
+    partition->bound_outputs.resize(n_out);
+    partition->copy_after.resize(n_out);
     if (api.ov_compiled_model_create_infer_request(partition->compiled, &partition->request) != OK) {
       report_error(ov_message("init: could not create an infer request"));
       return Error::MemoryAllocationFailed;
@@ -382,48 +473,20 @@ class OpenVinoBackend final : public BackendInterface {
                    std::to_string(n_out) + " outputs; lower the model again");
       return Error::InvalidProgram;
     }
-    std::vector<TensorGuard> bound(n_in + n_out);
     for (size_t i = 0; i < n_in; ++i) {
-      Error e = bind_input(*partition, i, *args[i], &bound[i]);
+      Error e = bind_input(*partition, i, *args[i]);
       if (e != Error::Ok) return e;
     }
-    std::vector<bool> copy_after(n_out, false);
     for (size_t i = 0; i < n_out; ++i) {
-      EValue& value = *args[n_in + i];
-      if (!value.isTensor()) {
-        report_error("execute: output " + std::to_string(i) + " is not a tensor");
-        return Error::InvalidArgument;
-      }
-      const PortInfo& port = partition->outputs[i];
-      Tensor out = value.toTensor();
-      ov_element_type_e et_type;
-      bool same_type = to_ov_type(out.scalar_type(), &et_type) && et_type == port.type;
-      if (!same_type) {
-        report_error(std::string("execute: output ") + std::to_string(i) + " is " +
-                     scalar_type_name(out.scalar_type()) + " in the program but " +
-                     ov_type_name(port.type) + " in the compiled model; lower the model again");
-        return Error::InvalidType;
-      }
-      // Zero copy: OpenVINO writes into ExecuTorch's buffer when the sizes agree.
-      if (port.is_static && !port.aliases_input && port.byte_size == out.nbytes() && port.byte_size > 0) {
-        std::vector<int64_t> dims = port.shape;
-        if (api.ov_tensor_create_from_host_ptr(port.type, shape_view(dims), out.mutable_data_ptr(),
-                                               &bound[n_in + i].t) != OK ||
-            api.ov_infer_request_set_output_tensor_by_index(partition->request, i,
-                                                            bound[n_in + i].t) != OK) {
-          report_error(ov_message("execute: could not bind output " + std::to_string(i)));
-          return Error::Internal;
-        }
-      } else {
-        copy_after[i] = true;
-      }
+      Error e = bind_output(*partition, i, *args[n_in + i]);
+      if (e != Error::Ok) return e;
     }
     if (api.ov_infer_request_infer(partition->request) != OK) {
       report_error(ov_message("execute: OpenVINO inference failed"));
       return Error::Internal;
     }
     for (size_t i = 0; i < n_out; ++i) {
-      if (!copy_after[i]) {
+      if (!partition->copy_after[i]) {
         outputs_in_place.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
@@ -439,37 +502,55 @@ class OpenVinoBackend final : public BackendInterface {
   }
 
  private:
-  static Error bind_input(Partition& partition, size_t i, EValue& value, TensorGuard* guard) {
+  // Sets `data` with `dims` as port `i` of the request, unless `bound` already holds them.
+  template <typename Sizes>
+  static bool bind(Partition& partition, bool input, size_t i, ov_element_type_e type, void* data,
+                   const Sizes& dims, BoundBuffer* bound) {
+    if (bound->same(data, dims)) return true;
     const OpenVinoApi& api = OpenVinoLibrary::instance().api();
+    bound->data = nullptr;  // unknown until the new binding succeeds
+    bound->dims.assign(dims.begin(), dims.end());
+    TensorGuard tensor;
+    ov_status_e status = api.ov_tensor_create_from_host_ptr(type, shape_view(bound->dims), data, &tensor.t);
+    if (status == OK) {
+      status = input ? api.ov_infer_request_set_input_tensor_by_index(partition.request, i, tensor.t)
+                     : api.ov_infer_request_set_output_tensor_by_index(partition.request, i, tensor.t);
+    }
+    if (status != OK) return false;
+    bound->data = data;
+    return true;
+  }
+
+  static Error bind_input(Partition& partition, size_t i, EValue& value) {
     const PortInfo& port = partition.inputs[i];
-    const std::string which = "execute: input " + std::to_string(i);
-    if (value.isInt()) return bind_int_input(partition, i, value.toInt(), guard);
+    // Built only for a message: a string per input per call is measurable.
+    auto which = [i] { return "execute: input " + std::to_string(i); };
+    if (value.isInt()) return bind_int_input(partition, i, value.toInt());
     if (!value.isTensor()) {
-      report_error(which + " is not a tensor (tag " + std::to_string(int(value.tag)) +
+      report_error(which() + " is not a tensor (tag " + std::to_string(int(value.tag)) +
                    "); only tensor inputs are delegated");
       return Error::InvalidArgument;
     }
     Tensor in = value.toTensor();
     ov_element_type_e type;
     if (!to_ov_type(in.scalar_type(), &type)) {
-      report_error(which + " has dtype " + scalar_type_name(in.scalar_type()) +
+      report_error(which() + " has dtype " + scalar_type_name(in.scalar_type()) +
                    ", which OpenVINO cannot take");
       return Error::InvalidType;
     }
     if (type != port.type) {
-      report_error(which + " has dtype " + scalar_type_name(in.scalar_type()) +
+      report_error(which() + " has dtype " + scalar_type_name(in.scalar_type()) +
                    " but the compiled model expects " + ov_type_name(port.type) +
                    "; pass the dtype the model was exported with");
       return Error::InvalidType;
     }
     if (!executorch::runtime::tensor_is_default_dim_order(in)) {
-      report_error(which + " is not in the default (contiguous) dim order; pass a "
+      report_error(which() + " is not in the default (contiguous) dim order; pass a "
                    "contiguous tensor (torch: x.contiguous())");
       return Error::InvalidArgument;
     }
-    std::vector<int64_t> dims(in.sizes().begin(), in.sizes().end());
-    if (!shape_fits(port, dims)) {
-      report_error(which + " has shape " + shape_text(dims) + " but the model was lowered for " +
+    if (!shape_fits(port, in.sizes())) {
+      report_error(which() + " has shape " + shape_text(in.sizes()) + " but the model was lowered for " +
                    port_shape_text(port) + "; pass such a shape, or export with dynamic shapes that "
                    "cover this one");
       return Error::InvalidArgument;
@@ -481,7 +562,7 @@ class OpenVinoBackend final : public BackendInterface {
       const int64_t* v = in.const_data_ptr<int64_t>();
       for (ssize_t k = 0; k < in.numel(); ++k) {
         if (v[k] < INT32_MIN || v[k] > INT32_MAX) {
-          report_error(which + " holds the int64 value " + std::to_string(v[k]) + " at flat index " +
+          report_error(which() + " holds the int64 value " + std::to_string(v[k]) + " at flat index " +
                        std::to_string(k) + ", outside the int32 range: OpenVINO computes int64 "
                        "tensors in int32 and would return a wrong result. Keep such values out of "
                        "the delegated part of the program (compute them before or after it).");
@@ -492,9 +573,8 @@ class OpenVinoBackend final : public BackendInterface {
     // OpenVINO refuses a null host pointer even for zero elements.
     static uint64_t empty_storage = 0;
     void* data = in.numel() == 0 ? &empty_storage : in.mutable_data_ptr();
-    if (api.ov_tensor_create_from_host_ptr(type, shape_view(dims), data, &guard->t) != OK ||
-        api.ov_infer_request_set_input_tensor_by_index(partition.request, i, guard->t) != OK) {
-      report_error(ov_message(which + ": could not bind it to the infer request"));
+    if (!bind(partition, true, i, type, data, in.sizes(), &partition.bound_inputs[i])) {
+      report_error(ov_message(which() + ": could not bind it to the infer request"));
       return Error::InvalidArgument;
     }
     return Error::Ok;
@@ -502,28 +582,67 @@ class OpenVinoBackend final : public BackendInterface {
 
   // An int (SymInt) argument of the partition: a one-element int64 parameter,
   // as conversion.py lowers it.
-  static Error bind_int_input(Partition& partition, size_t i, int64_t value, TensorGuard* guard) {
-    const OpenVinoApi& api = OpenVinoLibrary::instance().api();
+  static Error bind_int_input(Partition& partition, size_t i, int64_t value) {
     const PortInfo& port = partition.inputs[i];
-    const std::string which = "execute: input " + std::to_string(i);
+    auto which = [i] { return "execute: input " + std::to_string(i); };
     // One element: shape () or (1,), whichever the conversion chose.
     if (port.type != I64 || !port.is_static || port.shape.size() > 1 ||
         (port.shape.size() == 1 && port.shape[0] != 1)) {
-      report_error(which + " is an int but the compiled model expects a " + ov_type_name(port.type) +
+      report_error(which() + " is an int but the compiled model expects a " + ov_type_name(port.type) +
                    " tensor; lower the model again");
       return Error::InvalidType;
     }
     if (value < INT32_MIN || value > INT32_MAX) {
-      report_error(which + " is the int " + std::to_string(value) + ", outside the int32 range "
+      report_error(which() + " is the int " + std::to_string(value) + ", outside the int32 range "
                    "that OpenVINO computes int64 in; its result would be wrong");
       return Error::InvalidArgument;
     }
-    guard->scalar = value;
-    std::vector<int64_t> dims = port.shape;
-    if (api.ov_tensor_create_from_host_ptr(I64, shape_view(dims), &guard->scalar, &guard->t) != OK ||
-        api.ov_infer_request_set_input_tensor_by_index(partition.request, i, guard->t) != OK) {
-      report_error(ov_message(which + ": could not bind it to the infer request"));
+    BoundBuffer& bound = partition.bound_inputs[i];
+    bound.scalar = value;
+    if (!bind(partition, true, i, I64, &bound.scalar, port.shape, &bound)) {
+      report_error(ov_message(which() + ": could not bind it to the infer request"));
       return Error::InvalidArgument;
+    }
+    return Error::Ok;
+  }
+
+  // Zero copy: OpenVINO writes into ExecuTorch's buffer when the sizes agree;
+  // otherwise the output is copied after inference (copy_output).
+  static Error bind_output(Partition& partition, size_t i, EValue& value) {
+    const OpenVinoApi& api = OpenVinoLibrary::instance().api();
+    if (!value.isTensor()) {
+      report_error("execute: output " + std::to_string(i) + " is not a tensor");
+      return Error::InvalidArgument;
+    }
+    const PortInfo& port = partition.outputs[i];
+    Tensor out = value.toTensor();
+    ov_element_type_e et_type;
+    if (!to_ov_type(out.scalar_type(), &et_type) || et_type != port.type) {
+      report_error(std::string("execute: output ") + std::to_string(i) + " is " +
+                   scalar_type_name(out.scalar_type()) + " in the program but " +
+                   ov_type_name(port.type) + " in the compiled model; lower the model again");
+      return Error::InvalidType;
+    }
+    BoundBuffer& bound = partition.bound_outputs[i];
+    const bool in_place = port.is_static && !port.aliases_input && port.byte_size == out.nbytes() &&
+                          port.byte_size > 0;
+    partition.copy_after[i] = !in_place;
+    if (in_place) {
+      if (!bind(partition, false, i, port.type, out.mutable_data_ptr(), port.shape, &bound)) {
+        report_error(ov_message("execute: could not bind output " + std::to_string(i)));
+        return Error::Internal;
+      }
+    } else if (bound.data != nullptr) {
+      // The request still writes into a buffer of an earlier call: give it its
+      // own again, or OpenVINO would write where ExecuTorch no longer expects.
+      TensorGuard own;
+      std::vector<int64_t> dims = port.shape;
+      if (api.ov_tensor_create(port.type, shape_view(dims), &own.t) != OK ||
+          api.ov_infer_request_set_output_tensor_by_index(partition.request, i, own.t) != OK) {
+        report_error(ov_message("execute: could not unbind output " + std::to_string(i)));
+        return Error::Internal;
+      }
+      bound.data = nullptr;
     }
     return Error::Ok;
   }

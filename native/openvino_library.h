@@ -44,6 +44,7 @@ struct OpenVinoApi {
   X(ov_port_get_partial_shape)                     \
   X(ov_partial_shape_free)                         \
   X(ov_shape_free)                                 \
+  X(ov_tensor_create)                              \
   X(ov_tensor_create_from_host_ptr)                \
   X(ov_tensor_get_shape)                           \
   X(ov_tensor_get_element_type)                    \

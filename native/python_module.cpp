@@ -8,6 +8,11 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <executorch/runtime/backend/interface.h>
+
+#include <array>
+#include <cstring>
+
 namespace nb = nanobind;
 using executorch_openvino::OpenVinoLibrary;
 
@@ -123,6 +128,36 @@ NB_MODULE(_native, m) {
     d["copied"] = c.copied;
     return d;
   }, "Outputs written in place by OpenVINO and outputs copied after inference, since load.");
+
+  // Through ExecuTorch's backend-option API, as a C++ application would.
+  m.def("set_cache_dir", [](const std::string& dir) {
+    namespace et = executorch::runtime;
+    if (dir.size() >= et::kMaxOptionValueLength || dir.find('\0') != std::string::npos) {
+      throw nb::value_error(("the cache directory path has " + std::to_string(dir.size()) +
+                             " bytes; ExecuTorch's backend options hold at most " +
+                             std::to_string(et::kMaxOptionValueLength - 1) + " and no NUL: use a shorter path")
+                                .c_str());
+    }
+    et::BackendOption option;
+    std::strncpy(option.key, executorch_openvino::kCacheDirOption, sizeof(option.key) - 1);
+    std::array<char, et::kMaxOptionValueLength> text{};
+    std::memcpy(text.data(), dir.data(), dir.size());
+    option.value = text;
+    et::Error e = et::set_option(executorch_openvino::kBackendId, et::Span<et::BackendOption>(&option, 1));
+    if (e != et::Error::Ok) raise_reported("set_option('cache_dir') failed with ExecuTorch error " +
+                                           std::to_string(int(e)) + ": " + executorch_openvino::last_error());
+  }, nb::arg("dir"), "Sets the delegate's 'cache_dir' backend option ('' for none) for later loads.");
+
+  m.def("cache_dir", [] {
+    namespace et = executorch::runtime;
+    et::BackendOption option;
+    std::strncpy(option.key, executorch_openvino::kCacheDirOption, sizeof(option.key) - 1);
+    et::Span<et::BackendOption> span(&option, 1);
+    et::Error e = et::get_option(executorch_openvino::kBackendId, span);
+    if (e != et::Error::Ok) raise_reported("get_option('cache_dir') failed with ExecuTorch error " + std::to_string(int(e)));
+    const auto* text = std::get_if<std::array<char, et::kMaxOptionValueLength>>(&option.value);
+    return text ? std::string(text->data()) : std::string();
+  }, "The delegate's 'cache_dir' backend option ('' for none).");
 
   m.def("last_error", &executorch_openvino::last_error,
         "The delegate's last error message, or '' when none occurred since the last clear.");

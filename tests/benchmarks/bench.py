@@ -1,0 +1,183 @@
+"""`nox -s bench`: latency, load time, memory and packaging figures, every engine side by side.
+
+For each model (``models.py``) every engine (``engines.py``) is prepared
+(lowered, saved, loaded, checked against eager PyTorch), then timed in rounds:
+each round gives every engine the same number of seconds, in a rotated order,
+so that a noisy neighbour slows all engines alike. Figures are per call:
+median and 90th percentile. Ratios are to the OpenVINO API's median of the
+same run. Then fresh processes (``load_probe.py``) load MiniLM to measure
+load time (without and with OpenVINO's model cache) and peak memory.
+
+Writes ``results.json``, ``results.md`` and ``latency.png`` to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import torch  # noqa: E402
+from engines import LOCAL_ENGINES, BundledOpenvino  # noqa: E402
+from models import CASE_NAMES, make_case  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+PROBE_CASE = "minilm_b1"
+MIN_CALLS = 3
+MAX_CALLS = 20_000
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-quantile (0..1) with linear interpolation between the closest ranks."""
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def machine_info() -> dict:
+    import executorch_openvino as exov
+    import openvino
+    from importlib.metadata import version
+
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "executorch": version("executorch"),
+        "openvino": openvino.__version__,
+        "executorch_openvino": version("executorch-openvino"),
+        "openvino_loaded_by_delegate": exov.library_info()["version"],
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
+
+
+def measure_case(name: str, engines: list, workdir: Path, seconds: float, rounds: int) -> dict:
+    case = make_case(name)
+    with torch.inference_mode():
+        expected = case.module(*case.inputs)
+    print(f"\n== {name}: {case.description}", flush=True)
+    prepared = {}
+    for engine in engines:
+        max_abs = engine.prepare(case, workdir, expected)
+        prepared[engine.key] = {"engine": engine.label, "max_abs_vs_eager": max_abs,
+                                "lower_s": engine.lower_s, "load_s": engine.load_s}
+        print(f"   prepared {engine.label}: max abs {max_abs:.2e}", flush=True)
+    # Every engine gets about `seconds` of calls over all rounds (at least
+    # MIN_CALLS), from the median of a few calls timed now.
+    per_round = {}
+    for e in engines:
+        total = max(MIN_CALLS, min(MAX_CALLS, int(seconds / statistics.median(e.time_calls(3)))))
+        # Slow engines run one call in each of the first `total` rounds.
+        per_round[e.key] = [total // rounds + (r < total % rounds) for r in range(rounds)]
+    times = {e.key: [] for e in engines}
+    for r in range(rounds):
+        for engine in engines[r % len(engines):] + engines[:r % len(engines)]:
+            if per_round[engine.key][r]:
+                times[engine.key] += engine.time_calls(per_round[engine.key][r])
+    for engine in engines:
+        engine.close()
+    reference = statistics.median(times["openvino"]) if "openvino" in times else None
+    for key, t in times.items():
+        median = statistics.median(t)
+        prepared[key].update(calls=len(t), median_ms=median * 1e3, p90_ms=percentile(t, 0.9) * 1e3,
+                             ratio_to_openvino=median / reference if reference else None)
+        print(f"   {prepared[key]['engine']:<44} median {median * 1e3:9.3f} ms  p90 "
+              f"{prepared[key]['p90_ms']:9.3f} ms  ({len(t)} calls)", flush=True)
+    return {"description": case.description, "engines": prepared}
+
+
+def _probe(python: str, *args: str) -> dict:
+    out = subprocess.run([python, str(HERE / "load_probe.py"), *args], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def measure_loading(workdir: Path, bundled_python: str | None) -> dict:
+    """Fresh-process load times and peak memory for PROBE_CASE (its .pte files were written by measure_case)."""
+    import numpy as np
+    import openvino as ov
+    from executorch.exir import to_edge
+
+    from executorch_openvino.conversion import convert_partition
+
+    case = make_case(PROBE_CASE)
+    inputs = workdir / f"{PROBE_CASE}.inputs.pt"
+    torch.save(list(case.inputs), inputs)
+    ir = convert_partition(to_edge(torch.export.export(case.module, case.inputs)).exported_program(),
+                           propagate_nans=False)
+    xml = workdir / f"{PROBE_CASE}.xml"
+    model = ov.Core().read_model(ir.xml, ov.Tensor(np.frombuffer(ir.weights, np.uint8).copy()))
+    ov.save_model(model, xml, compress_to_fp16=False)
+
+    pte = lambda key: str(workdir / f"{PROBE_CASE}.{key}.pte")  # noqa: E731
+    cache = Path(tempfile.mkdtemp(prefix="ov-cache-", dir=workdir))
+    results = {
+        "delegate_no_cache": _probe(sys.executable, "pte", pte("delegate"), str(inputs)),
+        "delegate_cache_first": _probe(sys.executable, "pte", pte("delegate"), str(inputs), "--cache-dir", str(cache)),
+        "delegate_cache_warm": _probe(sys.executable, "pte", pte("delegate"), str(inputs), "--cache-dir", str(cache)),
+        "openvino": _probe(sys.executable, "openvino", str(xml), str(inputs)),
+        "xnnpack": _probe(sys.executable, "pte", pte("xnnpack"), str(inputs)),
+        "portable": _probe(sys.executable, "pte", pte("portable"), str(inputs)),
+    }
+    if bundled_python:
+        results["bundled"] = _probe(bundled_python, "pte", pte("bundled"), str(inputs))
+    results["cache_files"] = sorted(p.name for p in cache.iterdir())
+    for key, r in results.items():
+        if key != "cache_files":
+            print(f"   load {key:<22} {r['load_s'] * 1e3:8.1f} ms   peak RSS {r['peak_rss_mib']:7.1f} MiB", flush=True)
+    return results
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True, help="folder for results.json/.md and latency.png")
+    parser.add_argument("--cases", nargs="+", default=CASE_NAMES, choices=CASE_NAMES)
+    parser.add_argument("--bundled-python", help="python of the environment with executorch's OpenvinoBackend")
+    parser.add_argument("--seconds", type=float, default=6.0, help="timed seconds per engine and model")
+    parser.add_argument("--rounds", type=int, default=6, help="interleaved rounds per model")
+    parser.add_argument("--packaging", type=Path, help="JSON with wheel size and build times (from noxfile.py)")
+    parser.add_argument("--no-loading", action="store_true", help="skip the fresh-process load/memory probes")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    results = {"machine": machine_info(), "settings": {"seconds": args.seconds, "rounds": args.rounds},
+               "models": {}}
+    print(json.dumps(results["machine"], indent=1))
+    bundled = BundledOpenvino(args.bundled_python) if args.bundled_python else None
+    with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
+        workdir = Path(tmp)
+        try:
+            for name in args.cases:
+                engines = [cls() for cls in LOCAL_ENGINES] + ([bundled] if bundled else [])
+                results["models"][name] = measure_case(name, engines, workdir, args.seconds, args.rounds)
+        finally:
+            if bundled:
+                bundled.shutdown()
+        if not args.no_loading and PROBE_CASE in args.cases:
+            print(f"\n== loading {PROBE_CASE} in fresh processes", flush=True)
+            results["loading"] = measure_loading(workdir, args.bundled_python)
+    if args.packaging:
+        results["packaging"] = json.loads(args.packaging.read_text())
+
+    from report import write_reports
+
+    write_reports(results, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,235 @@
+"""The engines `nox -s bench` compares, each behind the same small interface.
+
+An engine is prepared once per model (lowering, writing and loading the
+``.pte`` or compiling the model; both timed), checked against eager PyTorch
+on the model's inputs, warmed up, and then asked for timed calls in rounds
+interleaved with the other engines (``bench.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import torch
+
+WARMUP_CALLS = 3
+
+
+class Engine:
+    """Base: subclasses set ``load_s``/``lower_s`` in ``prepare`` and implement ``call``.
+
+    ``prepare`` returns the max abs difference of the first output against
+    eager PyTorch on the same inputs (float; 0.0 when equal).
+    """
+
+    key = ""
+    label = ""
+
+    def __init__(self):
+        self.lower_s: float | None = None
+        self.load_s: float | None = None
+
+    def prepare(self, case, workdir: Path, expected: torch.Tensor) -> float:
+        self._prepare(case, workdir)
+        error = max_abs_difference(self.call(), expected)
+        for _ in range(WARMUP_CALLS):
+            self.call()
+        return error
+
+    def _prepare(self, case, workdir: Path) -> None:
+        raise NotImplementedError
+
+    def call(self) -> torch.Tensor:
+        """One inference on the case's inputs; returns the first output."""
+        raise NotImplementedError
+
+    def time_calls(self, calls: int) -> list[float]:
+        """Seconds per call for `calls` consecutive calls."""
+        times = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            self.call()
+            times.append(time.perf_counter() - start)
+        return times
+
+    def close(self) -> None:
+        """Frees what `prepare` loaded (the next case gets a fresh engine state)."""
+
+
+def max_abs_difference(actual, expected: torch.Tensor) -> float:
+    actual = torch.as_tensor(actual)
+    if actual.shape != expected.shape or actual.dtype != expected.dtype:
+        raise AssertionError(f"output {tuple(actual.shape)} {actual.dtype}, eager gives "
+                             f"{tuple(expected.shape)} {expected.dtype}")
+    return float((actual.double() - expected.double()).abs().max()) if actual.numel() else 0.0
+
+
+class Eager(Engine):
+    key, label = "eager", "eager PyTorch"
+
+    def _prepare(self, case, workdir):
+        self.module, self.inputs = case.module, case.inputs
+
+    def call(self):
+        with torch.inference_mode():
+            return self.module(*self.inputs)
+
+
+class ExecutorchProgram(Engine):
+    """A ``.pte`` run through ``executorch.runtime`` (the same harness for every ExecuTorch engine)."""
+
+    def _lower(self, case):
+        raise NotImplementedError
+
+    def _prepare(self, case, workdir):
+        start = time.perf_counter()
+        program = self._lower(case)
+        self.lower_s = time.perf_counter() - start
+        self.pte = workdir / f"{case.name}.{self.key}.pte"
+        self.pte.write_bytes(program.buffer)
+        self.inputs = list(case.inputs)
+        from executorch.runtime import Runtime
+
+        start = time.perf_counter()
+        self.program = Runtime.get().load_program(self.pte)
+        self.method = self.program.load_method("forward")
+        self.load_s = time.perf_counter() - start
+
+    def call(self):
+        return self.method.execute(self.inputs)[0]
+
+    def close(self):
+        self.method = self.program = None
+
+
+class Delegate(ExecutorchProgram):
+    key, label = "delegate", "this delegate"
+
+    def _lower(self, case):
+        import executorch_openvino as exov
+
+        return exov.lower(case.module, case.inputs)
+
+
+class DelegateFast(ExecutorchProgram):
+    key, label = "delegate_fast", "this delegate, numerics=fast"
+
+    def _lower(self, case):
+        import executorch_openvino as exov
+
+        return exov.lower(case.module, case.inputs, numerics="fast")
+
+
+class Xnnpack(ExecutorchProgram):
+    key, label = "xnnpack", "XNNPACK delegate"
+
+    def _lower(self, case):
+        from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+        from executorch.exir import to_edge_transform_and_lower
+
+        exported = torch.export.export(case.module, case.inputs)
+        return to_edge_transform_and_lower(exported, partitioner=[XnnpackPartitioner()]).to_executorch()
+
+
+class Portable(ExecutorchProgram):
+    key, label = "portable", "ExecuTorch kernels, no delegate"
+
+    def _lower(self, case):
+        from executorch.exir import to_edge
+
+        return to_edge(torch.export.export(case.module, case.inputs)).to_executorch()
+
+
+class RawOpenvino(Engine):
+    """The model converted as the delegate converts a partition, compiled and run with OpenVINO's Python API.
+
+    The whole program is one partition here (as with ``numerics="fast"``) and is
+    compiled with the property the delegate passes on CPU
+    (``INFERENCE_PRECISION_HINT=f32``). Each call wraps the inputs in
+    ``ov.Tensor`` without copying, sets them, infers and returns a view of
+    OpenVINO's output buffer: the fastest of the idioms measured for OpenVINO's
+    Python API (2026.4.1, x + y on 16 floats: 47 us per call, against 159 us for
+    ``infer(inputs, share_inputs=True, share_outputs=True)``).
+    """
+
+    key, label = "openvino", "OpenVINO API (same IR)"
+
+    def _prepare(self, case, workdir):
+        import numpy as np
+        import openvino as ov
+        from executorch.exir import to_edge
+
+        from executorch_openvino.conversion import convert_partition
+
+        start = time.perf_counter()
+        ir = convert_partition(to_edge(torch.export.export(case.module, case.inputs)).exported_program(),
+                               propagate_nans=False)
+        self.lower_s = time.perf_counter() - start
+        start = time.perf_counter()
+        core = ov.Core()
+        model = core.read_model(ir.xml, ov.Tensor(np.frombuffer(ir.weights, np.uint8).copy()))
+        self.compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+        self.request = self.compiled.create_infer_request()
+        self.load_s = time.perf_counter() - start
+        self.inputs = [t.numpy() for t in case.inputs]
+        self.tensor = ov.Tensor
+
+    def call(self):
+        request = self.request
+        for i, array in enumerate(self.inputs):
+            request.set_input_tensor(i, self.tensor(array, shared_memory=True))
+        request.infer()
+        return torch.from_numpy(request.get_output_tensor(0).data)
+
+    def close(self):
+        self.request = self.compiled = None
+
+
+class BundledOpenvino(Engine):
+    """executorch's own ``OpenvinoBackend``, driven in its own environment through ``bundled_worker.py``.
+
+    Its Python side needs ``nncf`` and it works with OpenVINO 2025.4.1 (DESIGN.md),
+    so it cannot share the main environment. Calls are timed in the worker.
+    """
+
+    key, label = "bundled", "executorch's OpenvinoBackend (OV 2025.4.1)"
+
+    def __init__(self, python: str):
+        super().__init__()
+        worker = Path(__file__).with_name("bundled_worker.py")
+        self.process = subprocess.Popen([python, str(worker)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True)
+
+    def _ask(self, **command) -> dict:
+        self.process.stdin.write(json.dumps(command) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the bundled-delegate worker ended (exit status {self.process.wait()}); "
+                               "its error is above")
+        reply = json.loads(line)
+        if "error" in reply:
+            raise RuntimeError(f"bundled-delegate worker: {reply['error']}")
+        return reply
+
+    def prepare(self, case, workdir, expected):
+        reply = self._ask(command="prepare", case=case.name, workdir=str(workdir))
+        self.lower_s, self.load_s = reply["lower_s"], reply["load_s"]
+        return reply["max_abs"]
+
+    def time_calls(self, calls):
+        return self._ask(command="time", calls=calls)["times"]
+
+    def close(self):
+        self._ask(command="close")
+
+    def shutdown(self):
+        if self.process.poll() is None:
+            self._ask(command="quit")
+            self.process.wait(timeout=60)
+
+
+LOCAL_ENGINES = [RawOpenvino, Delegate, DelegateFast, Xnnpack, Portable, Eager]

@@ -1,0 +1,92 @@
+"""One fresh process that loads a model, runs it, and reports load time and memory (for ``bench.py``).
+
+Usage::
+
+    python load_probe.py pte PROGRAM.pte INPUTS.pt [--cache-dir DIR]   # any ExecuTorch program
+    python load_probe.py openvino MODEL.xml INPUTS.pt                 # OpenVINO's API, f32 hint
+
+Prints one JSON line: ``load_s`` (seconds: ``load_program`` + ``load_method``,
+or OpenVINO's ``read_model`` + ``compile_model``; the OpenVINO library itself
+is loaded before the clock starts), ``first_call_s``, ``rss_before_load_mib``
+(resident memory after the imports, MiB) and ``peak_rss_mib`` (the process's
+peak resident memory after loading and 3 calls, MiB, from ``getrusage``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import time
+
+
+def _rss_mib() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _load_pte(path: str, cache_dir: str | None):
+    from executorch.runtime import Runtime
+
+    try:
+        import executorch_openvino as exov
+    except ImportError:  # the bundled delegate's environment may lack this wheel
+        exov = None
+    if exov is not None:
+        exov.load_openvino()
+        exov.set_cache_dir(cache_dir)
+    runtime = Runtime.get()
+
+    def load():
+        program = runtime.load_program(path)
+        return program, program.load_method("forward")
+
+    return load, lambda loaded, inputs: loaded[1].execute(inputs)
+
+
+def _load_openvino_ir(path: str):
+    import openvino as ov
+
+    core = ov.Core()
+
+    def load():
+        compiled = core.compile_model(core.read_model(path), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+        return compiled.create_infer_request()
+
+    def call(request, inputs):
+        for i, t in enumerate(inputs):
+            request.set_input_tensor(i, ov.Tensor(t.numpy(), shared_memory=True))
+        request.infer()
+
+    return load, call
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("kind", choices=["pte", "openvino"])
+    parser.add_argument("model")
+    parser.add_argument("inputs", help="a torch.save'd list of input tensors")
+    parser.add_argument("--cache-dir", default=None, help="OpenVINO model cache directory (pte only)")
+    args = parser.parse_args()
+
+    import torch
+
+    inputs = list(torch.load(args.inputs))
+    load, call = _load_pte(args.model, args.cache_dir) if args.kind == "pte" else _load_openvino_ir(args.model)
+    rss_before = _rss_mib()
+    start = time.perf_counter()
+    loaded = load()
+    load_s = time.perf_counter() - start
+    start = time.perf_counter()
+    call(loaded, inputs)
+    first_call_s = time.perf_counter() - start
+    for _ in range(2):
+        call(loaded, inputs)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"load_s": load_s, "first_call_s": first_call_s, "rss_before_load_mib": rss_before,
+                      "peak_rss_mib": peak}))
+
+
+if __name__ == "__main__":
+    main()

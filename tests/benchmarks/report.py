@@ -1,0 +1,150 @@
+"""Writes the benchmark's results as JSON, a Markdown report and a PNG chart of latency ratios."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+ENGINE_ORDER = ["openvino", "delegate", "delegate_fast", "xnnpack", "portable", "eager", "bundled"]
+
+# The goals of issue 6, checked here and reported (never asserted in tests).
+OVERHEAD_PERCENT_GOAL = 3.0
+TINY_OVERHEAD_US_GOAL = 15.0
+CACHE_SPEEDUP_GOAL = 5.0
+WHEEL_MB_GOAL = 1.0
+COLD_BUILD_S_GOAL = 60.0
+
+
+def _engines(results: dict) -> list[str]:
+    present = {key for m in results["models"].values() for key in m["engines"]}
+    return [k for k in ENGINE_ORDER if k in present]
+
+
+def _label(results: dict, key: str) -> str:
+    return next(m["engines"][key]["engine"] for m in results["models"].values() if key in m["engines"])
+
+
+def _fmt(value, spec: str, missing: str = "-") -> str:
+    return missing if value is None else format(value, spec)
+
+
+def goals(results: dict) -> list[tuple[str, str, bool | None]]:
+    """(goal, measured, met) for each goal that this run has figures for."""
+    models = results["models"]
+    out = []
+
+    def engine(model, key):
+        return models.get(model, {}).get("engines", {}).get(key)
+
+    for model in ("minilm_b1", "minilm_b8"):
+        fast, raw = engine(model, "delegate_fast"), engine(model, "openvino")
+        if fast and raw:
+            pct = (fast["median_ms"] / raw["median_ms"] - 1) * 100
+            out.append((f"{model}: delegate (same IR) over the OpenVINO API <= {OVERHEAD_PERCENT_GOAL:g}%",
+                        f"{pct:+.1f}%", pct <= OVERHEAD_PERCENT_GOAL))
+    tiny, raw = engine("tiny_add", "delegate"), engine("tiny_add", "openvino")
+    if tiny and raw:
+        us = (tiny["median_ms"] - raw["median_ms"]) * 1e3
+        out.append((f"tiny_add: per-call overhead over the OpenVINO API <= {TINY_OVERHEAD_US_GOAL:g} us",
+                    f"{us:+.1f} us", us <= TINY_OVERHEAD_US_GOAL))
+    for model, m in models.items():
+        ours, xnn = m["engines"].get("delegate"), m["engines"].get("xnnpack")
+        if ours and xnn:
+            out.append((f"{model}: faster than XNNPACK (float32)",
+                        f"{ours['median_ms']:.3f} vs {xnn['median_ms']:.3f} ms", ours["median_ms"] < xnn["median_ms"]))
+    loading = results.get("loading")
+    if loading:
+        speedup = loading["delegate_no_cache"]["load_s"] / loading["delegate_cache_warm"]["load_s"]
+        out.append((f"MiniLM load with a warm model cache >= {CACHE_SPEEDUP_GOAL:g}x faster than without",
+                    f"{speedup:.1f}x", speedup >= CACHE_SPEEDUP_GOAL))
+    packaging = results.get("packaging")
+    if packaging:
+        mb = packaging["repaired_wheel_bytes"] / 1e6
+        out.append((f"repaired wheel <= {WHEEL_MB_GOAL:g} MB", f"{mb:.2f} MB", mb <= WHEEL_MB_GOAL))
+        out.append((f"cold wheel build <= {COLD_BUILD_S_GOAL:g} s", f"{packaging['cold_build_s']:.0f} s",
+                    packaging["cold_build_s"] <= COLD_BUILD_S_GOAL))
+    return out
+
+
+def markdown(results: dict) -> str:
+    m = results["machine"]
+    engines = _engines(results)
+    lines = [
+        f"Measured {m['date']} on {m['cpu']}, {m['cores']} cores, {m['threads']} threads for every engine; "
+        f"torch {m['torch']}, executorch {m['executorch']}, OpenVINO {m['openvino']}, "
+        f"executorch-openvino {m['executorch_openvino']}.",
+        "",
+        "Median latency per call in ms, and its ratio to the OpenVINO API on the same model in the same run:",
+        "",
+        "| model | " + " | ".join(_label(results, k) for k in engines) + " |",
+        "|---|" + "---:|" * len(engines),
+    ]
+    for name, model in results["models"].items():
+        cells = []
+        for key in engines:
+            e = model["engines"].get(key)
+            cells.append("-" if e is None else
+                         f"{e['median_ms']:.3f} ({_fmt(e['ratio_to_openvino'], '.2f', '?')}x)")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", "Per engine: p90 latency, max abs difference from eager PyTorch, lowering and load time "
+              "(in this process), timed calls:", "",
+              "| model | engine | median ms | p90 ms | max abs vs eager | lowering s | load s | calls |",
+              "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for name, model in results["models"].items():
+        for key in engines:
+            e = model["engines"].get(key)
+            if e:
+                lines.append(f"| {name} | {e['engine']} | {e['median_ms']:.3f} | {e['p90_ms']:.3f} | "
+                             f"{e['max_abs_vs_eager']:.1e} | {_fmt(e['lower_s'], '.1f')} | "
+                             f"{_fmt(e['load_s'], '.3f')} | {e['calls']} |")
+    loading = results.get("loading")
+    if loading:
+        lines += ["", "Loading MiniLM (batch 1) in a fresh process: load time (OpenVINO library already loaded), "
+                  "first call, resident memory after the imports and at its peak after 3 calls:", "",
+                  "| process | load ms | first call ms | RSS after imports MiB | peak RSS MiB |",
+                  "|---|---:|---:|---:|---:|"]
+        for key, r in loading.items():
+            if key != "cache_files":
+                lines.append(f"| {key} | {r['load_s'] * 1e3:.1f} | {r['first_call_s'] * 1e3:.1f} | "
+                             f"{r['rss_before_load_mib']:.0f} | {r['peak_rss_mib']:.0f} |")
+    packaging = results.get("packaging")
+    if packaging:
+        lines += ["", f"Repaired wheel: {packaging['repaired_wheel_bytes'] / 1e6:.2f} MB "
+                  f"({packaging['repaired_wheel']}). Wheel build: cold {packaging['cold_build_s']:.1f} s, "
+                  f"warm (one source file touched) {packaging['warm_build_s']:.1f} s."]
+    lines += ["", "| goal | measured | met |", "|---|---|---|"]
+    lines += [f"| {g} | {v} | {'yes' if ok else 'NO'} |" for g, v, ok in goals(results)]
+    return "\n".join(lines) + "\n"
+
+
+def chart(results: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    engines = _engines(results)
+    models = list(results["models"])
+    width = 0.8 / len(engines)
+    fig, ax = plt.subplots(figsize=(1.8 * len(models) + 3, 4.5))
+    for i, key in enumerate(engines):
+        ratios = [results["models"][m]["engines"].get(key, {}).get("ratio_to_openvino") or 0 for m in models]
+        ax.bar([x + i * width for x in range(len(models))], ratios, width, label=_label(results, key))
+    ax.set_yscale("log")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(models))], models)
+    ax.set_ylabel("median latency / OpenVINO API (log)")
+    ax.set_title("Latency relative to the OpenVINO API (lower is faster)")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_reports(results: dict, out: Path) -> None:
+    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    text = markdown(results)
+    (out / "results.md").write_text(text)
+    chart(results, out / "latency.png")
+    print("\n" + text)
+    print(f"wrote {out / 'results.json'}, {out / 'results.md'}, {out / 'latency.png'}")
