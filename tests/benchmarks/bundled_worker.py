@@ -7,7 +7,7 @@ Protocol: one JSON command per stdin line, one JSON reply per line on the
 original stdout (library logs go to stderr):
 
 - ``{"command": "prepare", "case": NAME, "workdir": DIR}`` ->
-  ``{"lower_s", "load_s", "max_abs"}``
+  ``{"lower_s", "load_s", "first_call_s", "max_abs"}``
 - ``{"command": "time", "calls": N}`` -> ``{"times": [seconds, ...]}``
 - ``{"command": "close"}``, ``{"command": "quit"}`` -> ``{}``
 
@@ -55,7 +55,8 @@ def main() -> None:
                     expected = case.module(*case.inputs)
                 engine = BundledLocal()
                 max_abs = engine.prepare(case, Path(command["workdir"]), expected)
-                reply = {"lower_s": engine.lower_s, "load_s": engine.load_s, "max_abs": max_abs}
+                reply = {"lower_s": engine.lower_s, "load_s": engine.load_s, "first_call_s": engine.first_call_s,
+                         "max_abs": max_abs}
             elif command["command"] == "time":
                 reply = {"times": engine.time_calls(command["calls"])}
             elif command["command"] == "close":
