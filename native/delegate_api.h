@@ -32,12 +32,15 @@ std::string last_error();
 void clear_last_error();
 
 // What the most recent successful init compiled: the device, the precision
-// hint the delegate asked for ("" for none) and the one the compiled model
-// reports (OpenVINO falls back to f32 where the CPU lacks bf16/f16 units).
+// hint the delegate asked for ("" for none), the one the compiled model
+// reports (OpenVINO falls back to f32 where the CPU lacks bf16/f16 units), and
+// whether the compiled model came from the model cache.
 struct CompileReport {
   std::string device;
   std::string requested_precision;
   std::string effective_precision;
+  // Imported from OpenVINO's model cache (kCacheDirOption) instead of compiled.
+  bool loaded_from_cache = false;
 };
 CompileReport last_compile_report();
 

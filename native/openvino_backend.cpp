@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -277,6 +278,21 @@ std::string cache_dir_for(const BackendInitContext& context) {
   return cache_dir_setting;
 }
 
+// OpenVINO keys its cache by the model and the properties its plugin lists as
+// caching properties: 2026.4.1's CPU plugin served the model compiled for f32
+// to a bf16 request (measured on a CPU without bf16 units, where both compile
+// to f32). Whether the hint is part of the key where it matters is not
+// measured, so each device and precision gets its own folder, "<dir>/CPU_f32".
+// Characters outside [A-Za-z0-9._-] become '_'.
+std::string cache_entry_dir(const std::string& dir, const RuntimeOptions& options) {
+  std::string name = options.device + "_" + (options.inference_precision.empty() ? "default"
+                                                                                  : options.inference_precision);
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  }
+  return dir + (dir.back() == '/' || dir.back() == '\\' ? "" : "/") + name;
+}
+
 // ov_core_compile_model with (key, value) properties: the C API is variadic.
 ov_status_e compile_model(const OpenVinoApi& api, ov_core_t* core, const ov_model_t* model,
                           const std::string& device,
@@ -417,10 +433,8 @@ class OpenVinoBackend final : public BackendInterface {
     if (!options.inference_precision.empty()) {
       properties.emplace_back("INFERENCE_PRECISION_HINT", options.inference_precision);
     }
-    // OpenVINO keys the cache by the model and these properties, so a changed
-    // program or precision compiles afresh.
     const std::string cache_dir = cache_dir_for(context);
-    if (!cache_dir.empty()) properties.emplace_back("CACHE_DIR", cache_dir);
+    if (!cache_dir.empty()) properties.emplace_back("CACHE_DIR", cache_entry_dir(cache_dir, options));
     status = compile_model(api, library.core(), model, options.device, properties, &partition->compiled);
     api.ov_model_free(model);
     if (status != OK) {
@@ -688,16 +702,24 @@ class OpenVinoBackend final : public BackendInterface {
 std::mutex report_mutex;
 CompileReport report;
 
-void record_compile(const RuntimeOptions& options, ov_compiled_model_t* compiled) {
+std::string compiled_property(ov_compiled_model_t* compiled, const char* key) {
   const OpenVinoApi& api = OpenVinoLibrary::instance().api();
-  std::string effective;
+  std::string text;
   char* value = nullptr;
-  if (api.ov_compiled_model_get_property(compiled, "INFERENCE_PRECISION_HINT", &value) == OK && value) {
-    effective = value;
+  if (api.ov_compiled_model_get_property(compiled, key, &value) == OK && value) {
+    text = value;
     api.ov_free(value);
   }
+  return text;
+}
+
+void record_compile(const RuntimeOptions& options, ov_compiled_model_t* compiled) {
+  std::string effective = compiled_property(compiled, "INFERENCE_PRECISION_HINT");
+  // A boolean property: "YES"/"NO" as text (2025.4.1 and 2026.4.1).
+  std::string cached = compiled_property(compiled, "LOADED_FROM_CACHE");
+  bool from_cache = cached == "YES" || cached == "true" || cached == "1";
   std::lock_guard<std::mutex> lock(report_mutex);
-  report = {options.device, options.inference_precision, effective};
+  report = {options.device, options.inference_precision, effective, from_cache};
 }
 
 OpenVinoBackend& backend_instance() {

@@ -118,6 +118,7 @@ NB_MODULE(_native, m) {
     d["device"] = r.device;
     d["requested_precision"] = r.requested_precision;
     d["effective_precision"] = r.effective_precision;
+    d["loaded_from_cache"] = r.loaded_from_cache;
     return d;
   }, "What the most recent successful delegate init compiled (empty strings before any).");
 

@@ -138,12 +138,14 @@ def build_info() -> dict:
 
 
 def last_compile_report() -> dict:
-    """``{"device", "requested_precision", "effective_precision"}`` of the latest delegate init.
+    """``{"device", "requested_precision", "effective_precision", "loaded_from_cache"}`` of the latest delegate init.
 
     ``requested_precision`` is the ``INFERENCE_PRECISION_HINT`` the delegate
     passed (``"f32"`` on CPU by default, ``""`` for none); ``effective_precision``
     is what the compiled model reports (e.g. ``"f32"`` where a CPU has no bf16
-    units, whatever was asked).
+    units, whatever was asked); ``loaded_from_cache`` (bool) is OpenVINO's
+    ``LOADED_FROM_CACHE``: the compiled model was imported from the
+    :func:`set_cache_dir` folder instead of compiled.
     """
     return dict(_native.last_compile_report())
 
