@@ -688,7 +688,7 @@ def _time_build(session: nox.Session, out: Path, build_dir: Path) -> float:
 def _packaging_figures(session: nox.Session, wheel: Path) -> dict:
     """Repaired wheel size; cold (empty build folder) and warm (one source touched) wheel build times."""
     session.install(*BUILD_REQUIREMENTS)
-    tmp = Path(session.create_tmp())
+    tmp = Path(session.create_tmp()).resolve()
     build_dir = tmp / "cmake-build"
     shutil.rmtree(build_dir, ignore_errors=True)
     cold = _time_build(session, tmp / "cold", build_dir)

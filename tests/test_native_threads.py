@@ -11,19 +11,20 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import struct
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import torch
 
-import executorch_openvino
 from conftest import ThreadsModel, lower, require_all
 from executorch_openvino import processed_blob
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "native"))
+from compile_harness import compile_against_wheel, compiler  # noqa: E402
 
 
 def _harness_input(seed: int) -> torch.Tensor:
@@ -33,28 +34,13 @@ def _harness_input(seed: int) -> torch.Tensor:
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory) -> Path:
-    compiler = shutil.which("g++") or shutil.which("c++")
-    if compiler is None:
+    if compiler() is None:
         if require_all():
             pytest.fail("a C++ compiler (g++) is needed for the native thread test")
         pytest.skip("no C++ compiler")
-    import executorch
-
-    package = Path(executorch_openvino.__file__).parent
-    et_root = Path(list(executorch.__path__)[0])  # a namespace package: no __file__
     out = tmp_path_factory.mktemp("native") / "delegate_threads"
-    sanitize = os.environ.get("EXOV_SANITIZE", "")
-    subprocess.run([
-        compiler, "-std=c++17", "-O1", "-g", "-pthread",
-        *([f"-fsanitize={sanitize}", "-fno-sanitize-recover=all"] if sanitize else []),
-        "-DC10_USING_CUSTOM_GENERATED_MACROS", "-DET_EVENT_TRACER_ENABLED",
-        "-I", str(ROOT / "native"), "-I", str(et_root / "include"),
-        "-I", str(et_root / "include" / "executorch" / "runtime" / "core" / "portable_type" / "c10"),
-        str(ROOT / "tests" / "native" / "delegate_threads.cpp"), "-o", str(out),
-        f"-L{package}", "-l:libexecutorch_openvino_backend.so", f"-L{et_root / 'lib'}", "-lexecutorch",
-        f"-Wl,-rpath,{package}:{et_root / 'lib'}",
-    ], check=True, capture_output=True, text=True)
-    return out
+    return compile_against_wheel(ROOT / "tests" / "native" / "delegate_threads.cpp", out,
+                                 sanitize=os.environ.get("EXOV_SANITIZE", ""))
 
 
 def _blob_file(tmp_path: Path) -> Path:

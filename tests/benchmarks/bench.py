@@ -25,10 +25,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "native"))
 
 import torch  # noqa: E402
 from engines import LOCAL_ENGINES, SLOW_CALL_S, BundledOpenvino  # noqa: E402
 from models import CASE_NAMES, make_case  # noqa: E402
+from compile_harness import compile_against_wheel, compiler  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 PROBE_CASE = "minilm_b1"
@@ -146,6 +148,34 @@ def measure_loading(workdir: Path, bundled_python: str | None) -> dict:
     return results
 
 
+def measure_overhead(workdir: Path, calls: int = 50_000) -> dict | None:
+    """The C++ harness overhead.cpp on the tiny_add partition: microseconds per call, no Python involved."""
+    import openvino
+
+    from executorch_openvino import processed_blob
+
+    if compiler() is None:
+        print("   no C++ compiler: the C++ overhead figures are left out", flush=True)
+        return None
+    pte = (workdir / "tiny_add.delegate.pte").read_bytes()
+    at = pte.find(processed_blob.MAGIC)
+    blob = processed_blob.unpack(pte[at:])  # checks it; the harness reads the header itself
+    end = at + len(processed_blob.pack(blob))
+    (workdir / "tiny_add.blob").write_bytes(pte[at:end])
+    ov_root = Path(openvino.__file__).parent
+    library = sorted((ov_root / "libs").glob("libopenvino_c.so.*"))[-1]
+    harness = compile_against_wheel(HERE / "overhead.cpp", workdir / "overhead", "-I", str(ov_root / "include"),
+                                    f"-L{library.parent}", f"-l:{library.name}", f"-Wl,-rpath,{library.parent}",
+                                    optimize="-O2")
+    env = {**os.environ, "OPENVINO_LIB_PATH": str(library)}  # the same library for both
+    out = subprocess.run([str(harness), str(workdir / "tiny_add.blob"), str(calls)], env=env, check=True,
+                         capture_output=True, text=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    for key, r in result.items():
+        print(f"   {key:<30} median {r['median_us']:7.2f} us  p90 {r['p90_us']:7.2f} us", flush=True)
+    return result
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="folder for results.json/.md and latency.png")
@@ -173,6 +203,9 @@ def main(argv=None) -> int:
         finally:
             if bundled:
                 bundled.shutdown()
+        if "tiny_add" in args.cases and "delegate" in args.engines:
+            print("\n== per-call cost in C++ (tiny_add): OpenVINO's C API and the delegate's execute", flush=True)
+            results["overhead_cpp"] = measure_overhead(workdir)
         if not args.no_loading and PROBE_CASE in args.cases:
             print(f"\n== loading {PROBE_CASE} in fresh processes", flush=True)
             results["loading"] = measure_loading(workdir, args.bundled_python)
