@@ -107,7 +107,11 @@ def measure_case(name: str, engines: list, workdir: Path, seconds: float, rounds
 
 
 def _probe(python: str, *args: str) -> dict:
-    out = subprocess.run([python, str(HERE / "load_probe.py"), *args], check=True, capture_output=True, text=True)
+    """load_probe.py's figures, or ``{"error": ...}`` with the end of its output when it failed."""
+    out = subprocess.run([python, str(HERE / "load_probe.py"), *args], capture_output=True, text=True)
+    if out.returncode != 0:
+        print(out.stdout[-2000:], out.stderr[-4000:], sep="\n", file=sys.stderr)
+        return {"error": f"exit status {out.returncode}: {(out.stderr.strip().splitlines() or [''])[-1][:300]}"}
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -144,7 +148,8 @@ def measure_loading(workdir: Path, bundled_python: str | None) -> dict:
     results["cache_files"] = sorted(p.name for p in cache.iterdir())
     for key, r in results.items():
         if key != "cache_files":
-            print(f"   load {key:<22} {r['load_s'] * 1e3:8.1f} ms   peak RSS {r['peak_rss_mib']:7.1f} MiB", flush=True)
+            print(f"   load {key:<22} " + (r["error"] if "error" in r else
+                  f"{r['load_s'] * 1e3:8.1f} ms   peak RSS {r['peak_rss_mib']:7.1f} MiB"), flush=True)
     return results
 
 
@@ -183,7 +188,7 @@ def main(argv=None) -> int:
     parser.add_argument("--engines", nargs="+", default=[cls.key for cls in LOCAL_ENGINES],
                         choices=[cls.key for cls in LOCAL_ENGINES], help="the engines in this environment")
     parser.add_argument("--bundled-python", help="python of the environment with executorch's OpenvinoBackend")
-    parser.add_argument("--seconds", type=float, default=6.0, help="timed seconds per engine and model")
+    parser.add_argument("--seconds", type=float, default=4.0, help="timed seconds per engine and model")
     parser.add_argument("--rounds", type=int, default=6, help="interleaved rounds per model")
     parser.add_argument("--packaging", type=Path, help="JSON with wheel size and build times (from noxfile.py)")
     parser.add_argument("--no-loading", action="store_true", help="skip the fresh-process load/memory probes")

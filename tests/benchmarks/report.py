@@ -60,7 +60,7 @@ def goals(results: dict) -> list[tuple[str, str, bool | None]]:
             out.append((f"{model}: faster than XNNPACK (float32)",
                         f"{ours['median_ms']:.3f} vs {xnn['median_ms']:.3f} ms", ours["median_ms"] < xnn["median_ms"]))
     loading = results.get("loading")
-    if loading:
+    if loading and "error" not in loading["delegate_no_cache"] and "error" not in loading["delegate_cache_warm"]:
         speedup = loading["delegate_no_cache"]["load_s"] / loading["delegate_cache_warm"]["load_s"]
         out.append((f"MiniLM load with a warm model cache >= {CACHE_SPEEDUP_GOAL:g}x faster than without",
                     f"{speedup:.1f}x", speedup >= CACHE_SPEEDUP_GOAL))
@@ -119,7 +119,9 @@ def markdown(results: dict) -> str:
                   "| process | load ms | first call ms | RSS after imports MiB | peak RSS MiB |",
                   "|---|---:|---:|---:|---:|"]
         for key, r in loading.items():
-            if key != "cache_files":
+            if key != "cache_files" and "error" in r:
+                lines.append(f"| {key} | failed: {r['error']} | | | |")
+            elif key != "cache_files":
                 lines.append(f"| {key} | {r['load_s'] * 1e3:.1f} | {r['first_call_s'] * 1e3:.1f} | "
                              f"{r['rss_before_load_mib']:.0f} | {r['peak_rss_mib']:.0f} |")
     packaging = results.get("packaging")
