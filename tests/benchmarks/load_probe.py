@@ -9,21 +9,22 @@ Prints one JSON line: ``load_s`` (seconds: ``load_program`` + ``load_method``,
 or OpenVINO's ``read_model`` + ``compile_model``; the OpenVINO library itself
 is loaded before the clock starts), ``first_call_s``, ``rss_before_load_mib``
 (resident memory after the imports, MiB) and ``peak_rss_mib`` (the process's
-peak resident memory after loading and 3 calls, MiB, from ``getrusage``).
+peak resident memory after loading and 3 calls, MiB: ``VmHWM`` of
+``/proc/self/status``, which starts afresh at exec; ``getrusage``'s
+``ru_maxrss`` would carry the parent's peak over exec).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import resource
 import time
 
 
-def _rss_mib() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+def _status_mib(field: str) -> float:
+    with open("/proc/self/status") as f:
+        line = next(line for line in f if line.startswith(field + ":"))
+    return int(line.split()[1]) / 1024  # kB
 
 
 def _load_pte(path: str, cache_dir: str | None):
@@ -74,7 +75,7 @@ def main() -> None:
 
     inputs = list(torch.load(args.inputs))
     load, call = _load_pte(args.model, args.cache_dir) if args.kind == "pte" else _load_openvino_ir(args.model)
-    rss_before = _rss_mib()
+    rss_before = _status_mib("VmRSS")
     start = time.perf_counter()
     loaded = load()
     load_s = time.perf_counter() - start
@@ -83,7 +84,7 @@ def main() -> None:
     first_call_s = time.perf_counter() - start
     for _ in range(2):
         call(loaded, inputs)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = _status_mib("VmHWM")
     print(json.dumps({"load_s": load_s, "first_call_s": first_call_s, "rss_before_load_mib": rss_before,
                       "peak_rss_mib": peak}))
 
