@@ -12,7 +12,7 @@
 //                             (ExecuTorch's planned memory)
 //   delegate_alternating_buffers  execute with inputs alternating between two buffer sets
 // Prints one JSON line of median and p90 microseconds per call.
-#include "delegate_api.h"
+#include "harness.h"
 
 #include <executorch/runtime/backend/interface.h>
 #include <executorch/runtime/core/evalue.h>
@@ -26,9 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -99,8 +97,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s <processed blob file> <calls>\n", argv[0]);
     return 2;
   }
-  std::ifstream file(argv[1], std::ios::binary);
-  std::vector<char> blob((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  std::vector<char> blob = harness::read_file(argv[1]);
   const int calls = std::atoi(argv[2]);
   if (blob.size() < 56 || calls < 10) {
     std::fprintf(stderr, "unreadable blob '%s' or fewer than 10 calls\n", argv[1]);
@@ -132,19 +129,13 @@ int main(int argc, char** argv) {
   };
 
   // The delegate, through ExecuTorch's BackendInterface.
-  et::runtime_init();
-  et::BackendInterface* backend = et::get_backend_class(executorch_openvino::kBackendId);
-  if (backend == nullptr) {
-    std::fprintf(stderr, "the delegate is not registered\n");
-    return 1;
-  }
-  const char device[] = "CPU";
-  et::CompileSpec specs[1] = {{"device", {const_cast<char*>(device), 3}}};
+  et::BackendInterface* backend = harness::delegate_or_exit();
+  const harness::CpuSpecs cpu;
   std::vector<uint8_t> arena(1 << 16);
   et::MemoryAllocator allocator(static_cast<uint32_t>(arena.size()), arena.data());
   et::BackendInitContext init_context(&allocator);
   et::FreeableBuffer processed(blob.data(), blob.size(), nullptr);
-  auto handle = backend->init(init_context, &processed, et::ArrayRef<et::CompileSpec>(specs, 1));
+  auto handle = backend->init(init_context, &processed, cpu.view());
   if (!handle.ok()) {
     std::fprintf(stderr, "init failed: %s\n", executorch_openvino::last_error().c_str());
     return 1;

@@ -37,7 +37,7 @@ def compile_against_wheel(source: Path, out: Path, *extra: str, optimize: str = 
         compiler() or "g++", "-std=c++17", optimize, "-g", "-pthread",
         *([f"-fsanitize={sanitize}", "-fno-sanitize-recover=all"] if sanitize else []),
         "-DC10_USING_CUSTOM_GENERATED_MACROS", "-DET_EVENT_TRACER_ENABLED",
-        "-I", str(ROOT / "native"), "-I", str(et_root / "include"),
+        "-I", str(ROOT / "native"), "-I", str(ROOT / "tests" / "native"), "-I", str(et_root / "include"),
         "-I", str(et_root / "include" / "executorch" / "runtime" / "core" / "portable_type" / "c10"),
         str(source), "-o", str(out),
         f"-L{package}", "-l:libexecutorch_openvino_backend.so", f"-L{et_root / 'lib'}", "-lexecutorch",

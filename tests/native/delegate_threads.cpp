@@ -11,7 +11,7 @@
 // Phase 2: one thread computes each thread's reference output. Phase 3: every
 // thread execute()s its own handle <runs> times on its own input and compares
 // each output bit for bit with its reference. Prints one JSON line.
-#include "delegate_api.h"
+#include "harness.h"
 
 #include <executorch/runtime/backend/interface.h>
 #include <executorch/runtime/core/evalue.h>
@@ -25,8 +25,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -89,21 +87,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s <processed blob file> <threads> <runs per thread>\n", argv[0]);
     return 2;
   }
-  std::ifstream file(argv[1], std::ios::binary);
-  const std::vector<char> blob((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::vector<char> blob = harness::read_file(argv[1]);
   const int threads = std::atoi(argv[2]), runs = std::atoi(argv[3]);
   if (blob.empty() || threads < 1 || runs < 1) {
     std::fprintf(stderr, "unreadable blob '%s' or bad counts\n", argv[1]);
     return 2;
   }
-  et::runtime_init();
-  et::BackendInterface* backend = et::get_backend_class(executorch_openvino::kBackendId);
-  if (backend == nullptr) {
-    std::fprintf(stderr, "the delegate is not registered\n");
-    return 1;
-  }
-  const char device[] = "CPU";
-  et::CompileSpec specs[1] = {{"device", {const_cast<char*>(device), 3}}};
+  et::BackendInterface* backend = harness::delegate_or_exit();
+  const harness::CpuSpecs cpu;
 
   // Phase 1: the first OpenVINO load, from every thread at once.
   std::vector<et::DelegateHandle*> handles(threads, nullptr);
@@ -117,7 +108,7 @@ int main(int argc, char** argv) {
       et::BackendInitContext context(&allocator);
       et::FreeableBuffer processed(blob.data(), blob.size(), nullptr);
       start.arrive_and_wait();
-      auto result = backend->init(context, &processed, et::ArrayRef<et::CompileSpec>(specs, 1));
+      auto result = backend->init(context, &processed, cpu.view());
       if (result.ok()) {
         handles[t] = result.get();
       } else {
