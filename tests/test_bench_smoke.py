@@ -1,0 +1,48 @@
+"""`nox -s bench`'s script on its smallest setting, so that it keeps working between benchmark runs.
+
+Times nothing that is asserted: it checks that every figure the report
+promises is there and plausible (each engine's output matches eager PyTorch,
+the C++ harness ran and found OpenVINO's outputs right, the Markdown, JSON and
+PNG files are written).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("matplotlib")
+
+BENCH = Path(__file__).resolve().parent / "benchmarks" / "bench.py"
+
+
+def test_bench_writes_every_figure_for_the_tiny_model(tmp_path):
+    out = tmp_path / "bench"
+    proc = subprocess.run([sys.executable, str(BENCH), "--out", str(out), "--cases", "tiny_add", "mlp",
+                           "--engines", "openvino", "delegate", "eager", "--seconds", "0.2", "--rounds", "2"],
+                          capture_output=True, text=True, timeout=900, cwd=tmp_path,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    results = json.loads((out / "results.json").read_text())
+    assert results["machine"]["cores"] >= 1 and results["machine"]["openvino"]
+    for model in ("tiny_add", "mlp"):
+        engines = results["models"][model]["engines"]
+        assert set(engines) == {"openvino", "delegate", "eager"}
+        for key, e in engines.items():
+            assert e["calls"] >= 3 and 0 < e["median_ms"] <= e["p90_ms"], (model, key, e)
+            assert e["max_abs_vs_eager"] <= 1e-5, (model, key, e)
+        assert engines["openvino"]["ratio_to_openvino"] == 1.0
+        assert engines["delegate"]["lower_s"] > 0 and engines["delegate"]["load_s"] > 0
+    cpp = results["overhead_cpp"]
+    assert set(cpp) == {"openvino_infer_only", "openvino_bind_infer", "delegate_same_buffers",
+                        "delegate_alternating_buffers"}
+    assert all(0 < v["median_us"] <= v["p90_us"] for v in cpp.values())
+    report = (out / "results.md").read_text()
+    assert "| tiny_add | OpenVINO API (same IR) |" in report and "| mlp | this delegate |" in report
+    assert "delegate_same_buffers" in report and "| goal | measured | met |" in report
+    assert (out / "latency.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
