@@ -28,6 +28,8 @@ executorch::runtime::Error registration_status();
 // an error code).
 // Bytes outside printable ASCII are written as \xNN.
 void report_error(const std::string& message);
+// Logged the same way, but not kept as the last error: the call goes on.
+void report_warning(const std::string& message);
 std::string last_error();
 void clear_last_error();
 
@@ -41,6 +43,8 @@ struct CompileReport {
   std::string effective_precision;
   // Imported from OpenVINO's model cache (kCacheDirOption) instead of compiled.
   bool loaded_from_cache = false;
+  // Why the model cache was not used although a folder was set ("" if it was, or none was set).
+  std::string cache_problem;
 };
 CompileReport last_compile_report();
 

@@ -37,13 +37,9 @@ std::string ascii_escaped(const std::string& text) {
 }
 }  // namespace
 
-void report_error(const std::string& raw_message) {
-  const std::string message = ascii_escaped(raw_message);
-  {
-    std::lock_guard<std::mutex> lock(error_mutex());
-    stored_error() = message;
-  }
-  // ExecuTorch truncates one log message at a few hundred bytes: log line by line.
+namespace {
+// ExecuTorch truncates one log message at a few hundred bytes: log line by line.
+void log_lines(const std::string& message) {
   size_t start = 0;
   while (start <= message.size()) {
     size_t end = message.find('\n', start);
@@ -56,6 +52,19 @@ void report_error(const std::string& raw_message) {
     start = end + 1;
   }
 }
+}  // namespace
+
+void report_error(const std::string& raw_message) {
+  const std::string message = ascii_escaped(raw_message);
+  {
+    std::lock_guard<std::mutex> lock(error_mutex());
+    stored_error() = message;
+  }
+  log_lines(message);
+}
+
+// ExecuTorch's log has no warning level: Error, which is always compiled in.
+void report_warning(const std::string& raw_message) { log_lines("warning: " + ascii_escaped(raw_message)); }
 
 void clear_last_error() {
   std::lock_guard<std::mutex> lock(error_mutex());

@@ -113,13 +113,17 @@ size_t element_size(ov_element_type_e t) {
 // What an infer request port was last bound to. OpenVINO keeps the tensor
 // set on the request, so the same address and shape need no new binding.
 struct BoundBuffer {
+  // The caller's buffer the request may hold (nullptr: its own), and whether
+  // `data` and `dims` are known to be what it holds: after a failed binding
+  // the request may hold the previous buffer, but with which shape is unknown.
   const void* data = nullptr;
   std::vector<int64_t> dims;
+  bool known = false;
   int64_t scalar = 0;  // storage of an int (SymInt) input; its address is stable
 
   template <typename Sizes>
   bool same(const void* address, const Sizes& sizes) const {
-    return data == address && data != nullptr && dims.size() == sizes.size() &&
+    return known && data == address && dims.size() == sizes.size() &&
            std::equal(dims.begin(), dims.end(), sizes.begin());
   }
 };
@@ -264,24 +268,36 @@ bool shape_fits(const PortInfo& port, const Sizes& dims) {
   return true;
 }
 
-void record_compile(const RuntimeOptions& options, ov_compiled_model_t* compiled);
+void record_compile(const RuntimeOptions& options, ov_compiled_model_t* compiled, const std::string& cache_problem);
 
 // OpenVINO's model cache directory for later inits ("" = no cache): the
 // backend option kCacheDirOption.
 std::mutex cache_dir_mutex;
 std::string cache_dir_setting;
 
-std::string cache_dir_for(const BackendInitContext& context) {
+// The folder for this load: its runtime spec, else the backend option. False
+// (and `error`) for a runtime spec that is not a string.
+bool cache_dir_for(const BackendInitContext& context, std::string* dir, std::string* error) {
   auto per_load = context.get_runtime_spec<const char*>(kCacheDirOption);
-  if (per_load.ok()) return per_load.get();
+  if (per_load.ok()) {
+    const char* text = per_load.get();
+    dir->assign(text, strnlen(text, executorch::runtime::kMaxOptionValueLength));
+    return true;
+  }
+  if (per_load.error() == Error::InvalidArgument) {
+    *error = std::string("the runtime spec '") + kCacheDirOption + "' is not a string; give a folder path, "
+             "or \"\" for no model cache";
+    return false;
+  }
   std::lock_guard<std::mutex> lock(cache_dir_mutex);
-  return cache_dir_setting;
+  *dir = cache_dir_setting;
+  return true;
 }
 
 // OpenVINO keys its cache by the model and the properties its plugin lists as
 // caching properties: 2026.4.1's CPU plugin served the model compiled for f32
-// to a bf16 request (measured on a CPU without bf16 units, where both compile
-// to f32). Whether the hint is part of the key where it matters is not
+// to f16 and bf16 requests (measured on a CPU without bf16 or f16 units, where
+// all three compile to f32). Whether the hint is part of the key where it matters is not
 // measured, so each device and precision gets its own folder, "<dir>/CPU_f32".
 // Characters outside [A-Za-z0-9._-] become '_'.
 std::string cache_entry_dir(const std::string& dir, const RuntimeOptions& options) {
@@ -315,8 +331,11 @@ class OpenVinoBackend final : public BackendInterface {
  public:
   bool is_available() const override { return true; }
 
+  // All options are checked before any is applied.
   Error set_option(BackendOptionContext& context, const Span<BackendOption>& options) override {
     (void)context;
+    std::string new_cache_dir;
+    bool cache_dir_given = false;
     for (const BackendOption& option : options) {
       const std::string key(option.key, strnlen(option.key, sizeof(option.key)));
       if (key != kCacheDirOption) {
@@ -330,8 +349,12 @@ class OpenVinoBackend final : public BackendInterface {
                      "for OpenVINO's model cache, or \"\" for none");
         return Error::InvalidArgument;
       }
+      new_cache_dir.assign(text->data(), strnlen(text->data(), text->size()));
+      cache_dir_given = true;
+    }
+    if (cache_dir_given) {
       std::lock_guard<std::mutex> lock(cache_dir_mutex);
-      cache_dir_setting.assign(text->data(), strnlen(text->data(), text->size()));
+      cache_dir_setting = new_cache_dir;
     }
     return Error::Ok;
   }
@@ -339,7 +362,11 @@ class OpenVinoBackend final : public BackendInterface {
   Error get_option(BackendOptionContext& context, Span<BackendOption>& options) override {
     (void)context;
     for (BackendOption& option : options) {
-      if (std::strncmp(option.key, kCacheDirOption, sizeof(option.key)) != 0) continue;
+      if (std::strncmp(option.key, kCacheDirOption, sizeof(option.key)) != 0) {
+        report_error("get_option: unknown option '" + std::string(option.key, strnlen(option.key, sizeof(option.key))) +
+                     "'; this delegate has '" + kCacheDirOption + "'");
+        return Error::InvalidArgument;
+      }
       std::array<char, executorch::runtime::kMaxOptionValueLength> text{};
       std::lock_guard<std::mutex> lock(cache_dir_mutex);
       std::strncpy(text.data(), cache_dir_setting.c_str(), text.size() - 1);
@@ -433,9 +460,22 @@ class OpenVinoBackend final : public BackendInterface {
     if (!options.inference_precision.empty()) {
       properties.emplace_back("INFERENCE_PRECISION_HINT", options.inference_precision);
     }
-    const std::string cache_dir = cache_dir_for(context);
+    std::string cache_dir, cache_problem;
+    if (!cache_dir_for(context, &cache_dir, &error)) {
+      api.ov_model_free(model);
+      report_error("init: " + error);
+      return Error::InvalidArgument;
+    }
     if (!cache_dir.empty()) properties.emplace_back("CACHE_DIR", cache_entry_dir(cache_dir, options));
     status = compile_model(api, library.core(), model, options.device, properties, &partition->compiled);
+    if (status != OK && !cache_dir.empty()) {
+      // The cache only saves time: an unusable folder must not stop the load.
+      cache_problem = ov_message("OpenVINO could not use the model cache folder '" + properties.back().second +
+                                 "', so the model was compiled without it");
+      report_warning("init: " + cache_problem + ". Fix the folder or call set_cache_dir again.");
+      properties.pop_back();
+      status = compile_model(api, library.core(), model, options.device, properties, &partition->compiled);
+    }
     api.ov_model_free(model);
     if (status != OK) {
       report_error(ov_message("init: OpenVINO could not compile the model for device '" +
@@ -464,7 +504,7 @@ class OpenVinoBackend final : public BackendInterface {
       report_error(ov_message("init: could not create an infer request"));
       return Error::MemoryAllocationFailed;
     }
-    record_compile(options, partition->compiled);
+    record_compile(options, partition->compiled, cache_problem);
     // The partition owns a copy of everything it needs.
     processed->Free();
     return static_cast<DelegateHandle*>(partition.release());
@@ -522,7 +562,7 @@ class OpenVinoBackend final : public BackendInterface {
                    const Sizes& dims, BoundBuffer* bound) {
     if (bound->same(data, dims)) return true;
     const OpenVinoApi& api = OpenVinoLibrary::instance().api();
-    bound->data = nullptr;  // unknown until the new binding succeeds
+    bound->known = false;  // until the new binding succeeds; `data` keeps the old buffer
     bound->dims.assign(dims.begin(), dims.end());
     TensorGuard tensor;
     ov_status_e status = api.ov_tensor_create_from_host_ptr(type, shape_view(bound->dims), data, &tensor.t);
@@ -532,6 +572,7 @@ class OpenVinoBackend final : public BackendInterface {
     }
     if (status != OK) return false;
     bound->data = data;
+    bound->known = true;
     return true;
   }
 
@@ -657,6 +698,7 @@ class OpenVinoBackend final : public BackendInterface {
         return Error::Internal;
       }
       bound.data = nullptr;
+      bound.known = false;
     }
     return Error::Ok;
   }
@@ -713,13 +755,13 @@ std::string compiled_property(ov_compiled_model_t* compiled, const char* key) {
   return text;
 }
 
-void record_compile(const RuntimeOptions& options, ov_compiled_model_t* compiled) {
+void record_compile(const RuntimeOptions& options, ov_compiled_model_t* compiled, const std::string& cache_problem) {
   std::string effective = compiled_property(compiled, "INFERENCE_PRECISION_HINT");
   // A boolean property: "YES"/"NO" as text (2025.4.1 and 2026.4.1).
   std::string cached = compiled_property(compiled, "LOADED_FROM_CACHE");
   bool from_cache = cached == "YES" || cached == "true" || cached == "1";
   std::lock_guard<std::mutex> lock(report_mutex);
-  report = {options.device, options.inference_precision, effective, from_cache};
+  report = {options.device, options.inference_precision, effective, from_cache, cache_problem};
 }
 
 OpenVinoBackend& backend_instance() {

@@ -119,6 +119,7 @@ NB_MODULE(_native, m) {
     d["requested_precision"] = r.requested_precision;
     d["effective_precision"] = r.effective_precision;
     d["loaded_from_cache"] = r.loaded_from_cache;
+    d["cache_problem"] = r.cache_problem;
     return d;
   }, "What the most recent successful delegate init compiled (empty strings before any).");
 
@@ -133,10 +134,11 @@ NB_MODULE(_native, m) {
   // Through ExecuTorch's backend-option API, as a C++ application would.
   m.def("set_cache_dir", [](const std::string& dir) {
     namespace et = executorch::runtime;
-    if (dir.size() >= et::kMaxOptionValueLength || dir.find('\0') != std::string::npos) {
+    if (dir.find('\0') != std::string::npos) throw nb::value_error("the cache directory path contains a NUL byte");
+    if (dir.size() >= et::kMaxOptionValueLength) {
       throw nb::value_error(("the cache directory path has " + std::to_string(dir.size()) +
                              " bytes; ExecuTorch's backend options hold at most " +
-                             std::to_string(et::kMaxOptionValueLength - 1) + " and no NUL: use a shorter path")
+                             std::to_string(et::kMaxOptionValueLength - 1) + ": use a shorter path")
                                 .c_str());
     }
     et::BackendOption option;

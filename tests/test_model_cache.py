@@ -9,6 +9,7 @@ and bad folders are refused with a clear error.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -75,8 +76,9 @@ def test_another_process_imports_what_this_one_cached(cache, tmp_path):
 
 
 def test_each_device_and_precision_has_its_own_cache_folder(cache):
-    # OpenVINO 2026.4.1 served the f32 compiled model to an f16 request from one
-    # folder (on this machine both compile to f32); the delegate keeps them apart.
+    # OpenVINO 2026.4.1 served the f32 compiled model to f16 and bf16 requests from
+    # one folder (on a CPU without bf16/f16 units all compile to f32); the delegate
+    # keeps them apart.
     model, inputs = _model_and_inputs()
     pte_f32, _ = lower(model, inputs)
     pte_f16, _ = lower(model, inputs, partitioner=exov.OpenvinoPartitioner(inference_precision="f16"))
@@ -101,6 +103,37 @@ def test_a_damaged_cache_entry_is_compiled_again(cache):
     outputs, report = _load_and_run(pte, inputs)
     assert report["loaded_from_cache"] is False
     assert_matches_eager(outputs, eager(model, inputs))
+
+
+def test_an_unusable_cache_folder_does_not_stop_the_load(cache):
+    model, inputs = _model_and_inputs()
+    pte, _ = lower(model, inputs)
+    cache.rmdir()
+    cache.write_text("a file where the cache folder was")
+    outputs, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is False
+    assert str(cache) in report["cache_problem"] and "compiled without it" in report["cache_problem"]
+    assert_matches_eager(outputs, eager(model, inputs))
+    cache.unlink()  # usable again: OpenVINO recreates the folder
+    _, report = _load_and_run(pte, inputs)
+    assert report["cache_problem"] == "" and (cache / "CPU_f32").is_dir()
+
+
+def test_a_bytes_path_works_and_empty_bytes_switch_the_cache_off(tmp_path):
+    try:
+        exov.set_cache_dir(bytes(tmp_path / "bytes-cache"))
+        assert exov.cache_dir() == str(tmp_path / "bytes-cache")
+        exov.set_cache_dir(b"")
+        assert exov.cache_dir() == ""
+    finally:
+        exov.set_cache_dir(None)
+
+
+def test_a_path_that_is_not_utf8_is_refused_before_anything_is_created(tmp_path):
+    bad = tmp_path / "caf\udce9"  # os.fsdecode(b"caf\xe9"): Latin-1, not UTF-8
+    with pytest.raises(ValueError, match="not valid UTF-8"):
+        exov.set_cache_dir(bad)
+    assert not os.path.lexists(os.fsencode(bad)) and exov.cache_dir() == ""
 
 
 def test_no_cache_folder_means_no_cache(tmp_path):

@@ -67,25 +67,34 @@ def set_library_path(path) -> None:
 
 
 def set_cache_dir(path) -> None:
-    """Turns OpenVINO's model cache on for every later program load (``None`` or ``""``: off).
+    """Turns OpenVINO's model cache on for every later program load (``None``, ``""`` or ``b""``: off).
 
     Each delegated partition compiled afterwards is written to, or imported
-    from, this folder (OpenVINO's ``CACHE_DIR``, keyed by the model and the
-    compile properties), so a second load of the same program skips
-    compilation: measured on MiniLM with ``nox -s bench`` (README). The folder
-    is created if missing. Sets the delegate's ``cache_dir`` backend option
-    through ExecuTorch's ``set_option``, as a C++ application would.
+    from, a subfolder of `path` per device and precision (``CPU_f32``): OpenVINO
+    2026.4.1 keyed its ``CACHE_DIR`` entries without the precision hint here.
+    ``last_compile_report()["loaded_from_cache"]`` tells whether a load
+    imported its model. On CPU the saving is modest (MiniLM: README,
+    Benchmarks). The folder is created if missing. A folder that later turns
+    out unusable does not fail a load: the model is compiled without the cache,
+    with a warning in the log and ``last_compile_report()["cache_problem"]``.
+    Sets the delegate's ``cache_dir`` backend option through ExecuTorch's
+    ``set_option``, as a C++ application would.
 
     Raises ``ValueError`` for a path of 256 bytes or more (the limit of
-    ExecuTorch's backend option values) and ``OSError`` when the folder cannot
-    be created or is a file.
+    ExecuTorch's backend option values) or one that is not valid UTF-8, and
+    ``OSError`` when the folder cannot be created or is a file; the setting is
+    then unchanged.
     """
-    if path is None or os.fspath(path) == "":
+    if path is None or os.fspath(path) in ("", b""):
         _native.set_cache_dir("")
         return
-    folder = os.path.abspath(os.fspath(path))
-    if len(os.fsencode(folder)) >= 256:
-        raise ValueError(f"the cache folder path {folder!r} has {len(os.fsencode(folder))} bytes; ExecuTorch's "
+    folder = os.path.abspath(os.fsdecode(os.fspath(path)))
+    try:
+        encoded = folder.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"the cache folder path {folder!r} is not valid UTF-8; choose another folder") from None
+    if len(encoded) >= 256:
+        raise ValueError(f"the cache folder path {folder!r} has {len(encoded)} bytes; ExecuTorch's "
                          "backend options hold at most 255: choose a shorter path")
     os.makedirs(folder, exist_ok=True)  # FileExistsError for a file
     _native.set_cache_dir(folder)
@@ -138,14 +147,15 @@ def build_info() -> dict:
 
 
 def last_compile_report() -> dict:
-    """``{"device", "requested_precision", "effective_precision", "loaded_from_cache"}`` of the latest delegate init.
+    """``{"device", "requested_precision", "effective_precision", "loaded_from_cache", "cache_problem"}`` of the latest init.
 
     ``requested_precision`` is the ``INFERENCE_PRECISION_HINT`` the delegate
     passed (``"f32"`` on CPU by default, ``""`` for none); ``effective_precision``
     is what the compiled model reports (e.g. ``"f32"`` where a CPU has no bf16
     units, whatever was asked); ``loaded_from_cache`` (bool) is OpenVINO's
     ``LOADED_FROM_CACHE``: the compiled model was imported from the
-    :func:`set_cache_dir` folder instead of compiled.
+    :func:`set_cache_dir` folder instead of compiled; ``cache_problem`` says
+    why a set folder was not used ("" otherwise).
     """
     return dict(_native.last_compile_report())
 
