@@ -28,13 +28,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "native"))
 
 import torch  # noqa: E402
-from engines import LOCAL_ENGINES, SLOW_CALL_S, BundledOpenvino  # noqa: E402
+from engines import LOCAL_ENGINES, SLOW_CALL_S, BundledOpenvino, openvino_model  # noqa: E402
 from models import CASE_NAMES, make_case  # noqa: E402
 from compile_harness import compile_against_wheel, compiler  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 PROBE_CASE = "minilm_b1"
 MIN_CALLS = 3
+PROBE_ROUNDS = 3
 MAX_CALLS = 20_000
 
 
@@ -77,32 +78,42 @@ def measure_case(name: str, engines: list, workdir: Path, seconds: float, rounds
     # MIN_CALLS), from the median of a few calls timed after warm-up; one
     # slower than SLOW_CALL_S on its first call is reported by that call.
     prepared = {}
+    ready = []
     for engine in engines:
-        max_abs = engine.prepare(case, workdir, expected)
+        try:
+            max_abs = engine.prepare(case, workdir, expected)
+        except Exception as exc:  # reported in the table; the other engines go on
+            prepared[engine.key] = {"engine": engine.label, "error": f"{type(exc).__name__}: {exc}"[:300]}
+            print(f"   FAILED {engine.label}: {prepared[engine.key]['error']}", flush=True)
+            continue
+        ready.append(engine)
         prepared[engine.key] = {"engine": engine.label, "max_abs_vs_eager": max_abs,
                                 "lower_s": engine.lower_s, "load_s": engine.load_s}
         print(f"   prepared {engine.label}: max abs {max_abs:.2e}", flush=True)
-    timed = [e for e in engines if e.first_call_s < SLOW_CALL_S]
-    times = {e.key: [e.first_call_s] for e in engines if e not in timed}
+    timed = [e for e in ready if e.first_call_s < SLOW_CALL_S]
+    # A slow engine's figure is its first (cold) call, flagged as such.
+    times = {e.key: [e.first_call_s] for e in ready if e not in timed}
     per_round = {}
     for e in timed:
         total = max(MIN_CALLS, min(MAX_CALLS, int(seconds / statistics.median(e.time_calls(3)))))
         # Slow engines run one call in each of the first `total` rounds.
         per_round[e.key] = [total // rounds + (r < total % rounds) for r in range(rounds)]
         times[e.key] = []
-    for r in range(rounds):
+    for r in range(rounds if timed else 0):
         for engine in timed[r % len(timed):] + timed[:r % len(timed)]:
             if per_round[engine.key][r]:
                 times[engine.key] += engine.time_calls(per_round[engine.key][r])
-    for engine in engines:
+    for engine in ready:
         engine.close()
-    reference = statistics.median(times["openvino"]) if "openvino" in times else None
+    reference = statistics.median(times["openvino"]) if "openvino" in per_round else None
     for key, t in times.items():
         median = statistics.median(t)
-        prepared[key].update(calls=len(t), median_ms=median * 1e3, p90_ms=percentile(t, 0.9) * 1e3,
+        cold = key not in per_round
+        prepared[key].update(calls=len(t), median_ms=median * 1e3,
+                             p90_ms=None if cold else percentile(t, 0.9) * 1e3, single_cold_call=cold,
                              ratio_to_openvino=median / reference if reference else None)
         print(f"   {prepared[key]['engine']:<44} median {median * 1e3:9.3f} ms  p90 "
-              f"{prepared[key]['p90_ms']:9.3f} ms  ({len(t)} calls)", flush=True)
+              f"{'-' if cold else format(prepared[key]['p90_ms'], '9.3f')} ms  ({len(t)} calls)", flush=True)
     return {"description": case.description, "engines": prepared}
 
 
@@ -115,31 +126,36 @@ def _probe(python: str, *args: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _median_probe(runs: list[dict]) -> dict:
+    """Per figure, the median over probe runs; the first error if any failed."""
+    failed = [r for r in runs if "error" in r]
+    if failed:
+        return failed[0]
+    return {key: statistics.median(r[key] for r in runs) for key in runs[0]} | {"runs": len(runs)}
+
+
 def measure_loading(workdir: Path, bundled_python: str | None) -> dict:
     """Fresh-process load times and peak memory for PROBE_CASE (its .pte files were written by measure_case)."""
-    import numpy as np
     import openvino as ov
-    from executorch.exir import to_edge
-
-    from executorch_openvino.conversion import convert_partition
 
     case = make_case(PROBE_CASE)
     inputs = workdir / f"{PROBE_CASE}.inputs.pt"
     torch.save(list(case.inputs), inputs)
-    ir = convert_partition(to_edge(torch.export.export(case.module, case.inputs)).exported_program(),
-                           propagate_nans=False)
     xml = workdir / f"{PROBE_CASE}.xml"
-    model = ov.Core().read_model(ir.xml, ov.Tensor(np.frombuffer(ir.weights, np.uint8).copy()))
-    ov.save_model(model, xml, compress_to_fp16=False)
+    ov.save_model(openvino_model(case), xml, compress_to_fp16=False)
 
     pte = lambda key: str(workdir / f"{PROBE_CASE}.{key}.pte")  # noqa: E731
     cache = Path(tempfile.mkdtemp(prefix="ov-cache-", dir=workdir))
-    results = {
-        "delegate_no_cache": _probe(sys.executable, "pte", pte("delegate"), str(inputs)),
-        "delegate_cache_first": _probe(sys.executable, "pte", pte("delegate"), str(inputs), "--cache-dir", str(cache)),
-        "delegate_cache_warm": _probe(sys.executable, "pte", pte("delegate"), str(inputs), "--cache-dir", str(cache)),
-        "openvino": _probe(sys.executable, "openvino", str(xml), str(inputs)),
-    }
+    # Without and with a warm cache alternately, PROBE_ROUNDS times (medians
+    # below), after one load that fills the cache.
+    runs = {"delegate_cache_first": [_probe(sys.executable, "pte", pte("delegate"), str(inputs), "--cache-dir",
+                                            str(cache))]}
+    for _ in range(PROBE_ROUNDS):
+        runs.setdefault("delegate_no_cache", []).append(_probe(sys.executable, "pte", pte("delegate"), str(inputs)))
+        runs.setdefault("delegate_cache_warm", []).append(
+            _probe(sys.executable, "pte", pte("delegate"), str(inputs), "--cache-dir", str(cache)))
+    results = {key: _median_probe(r) for key, r in runs.items()}
+    results["openvino"] = _probe(sys.executable, "openvino", str(xml), str(inputs))
     # ExecuTorch's portable kernels are left out: seconds per MiniLM call.
     if Path(pte("xnnpack")).exists():
         results["xnnpack"] = _probe(sys.executable, "pte", pte("xnnpack"), str(inputs))
@@ -189,7 +205,8 @@ def main(argv=None) -> int:
                         choices=[cls.key for cls in LOCAL_ENGINES], help="the engines in this environment")
     parser.add_argument("--bundled-python", help="python of the environment with executorch's OpenvinoBackend")
     parser.add_argument("--seconds", type=float, default=4.0, help="timed seconds per engine and model")
-    parser.add_argument("--rounds", type=int, default=6, help="interleaved rounds per model")
+    parser.add_argument("--rounds", type=int, default=6, choices=range(1, 1001), metavar="1..1000",
+                        help="interleaved rounds per model")
     parser.add_argument("--packaging", type=Path, help="JSON with wheel size and build times (from noxfile.py)")
     parser.add_argument("--no-loading", action="store_true", help="skip the fresh-process load/memory probes")
     args = parser.parse_args(argv)
@@ -210,7 +227,12 @@ def main(argv=None) -> int:
                 bundled.shutdown()
         if "tiny_add" in args.cases and "delegate" in args.engines:
             print("\n== per-call cost in C++ (tiny_add): OpenVINO's C API and the delegate's execute", flush=True)
-            results["overhead_cpp"] = measure_overhead(workdir)
+            try:
+                results["overhead_cpp"] = measure_overhead(workdir)
+            except (OSError, subprocess.CalledProcessError) as exc:
+                detail = getattr(exc, "stderr", "") or ""
+                print(f"   FAILED: {exc}\n{detail[-3000:]}", flush=True)
+                results["overhead_cpp"] = None
         if not args.no_loading and PROBE_CASE in args.cases:
             print(f"\n== loading {PROBE_CASE} in fresh processes", flush=True)
             results["loading"] = measure_loading(workdir, args.bundled_python)

@@ -6,12 +6,14 @@
 //
 // Four ways to run one inference, interleaved in rounds, each timed per call:
 //   openvino_infer_only  ov_infer_request_infer with the tensors bound once: the floor
-//   openvino_bind_infer  wrap the 3 buffers in ov tensors, set them, infer, free them:
-//                        what a caller of the C API does with new buffers each call
+//   openvino_bind_infer  wrap the 3 buffers in ov tensors, set them, infer, free them,
+//                        alternating between two buffer sets: a C API caller with new buffers
 //   delegate_same_buffers     BackendInterface::execute with the same buffers each call
 //                             (ExecuTorch's planned memory)
 //   delegate_alternating_buffers  execute with inputs alternating between two buffer sets
-// Prints one JSON line of median and p90 microseconds per call.
+// After each round every buffer set gets new input values and one more run of
+// each way, and every output must be a + b: a stale binding would leave one
+// wrong. Prints one JSON line of median and p90 microseconds per call.
 #include "harness.h"
 
 #include <executorch/runtime/backend/interface.h>
@@ -59,8 +61,9 @@ struct Buffers {
   et::EValue a_value{Tensor(&a_impl)}, b_value{Tensor(&b_impl)}, out_value{Tensor(&out_impl)};
   et::EValue* args[3] = {&a_value, &b_value, &out_value};
 
-  explicit Buffers(float seed) {
-    for (int k = 0; k < kSize; ++k) a[k] = seed + k, b[k] = 2 * seed - k;
+  explicit Buffers(float seed) { refill(seed); }
+  void refill(float seed) {
+    for (int k = 0; k < kSize; ++k) a[k] = seed + k, b[k] = 2 * seed - k, out[k] = -1.0f;
   }
   bool correct() const {
     for (int k = 0; k < kSize; ++k) if (out[k] != a[k] + b[k]) return false;
@@ -85,9 +88,12 @@ ov_model_t* read_blob_model(ov_core_t* core, const std::vector<char>& blob) {
   return model;
 }
 
+// Linear interpolation between the closest ranks, as bench.py's percentile().
 double percentile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
-  return v[static_cast<size_t>(q * (v.size() - 1))];
+  const double position = q * (v.size() - 1);
+  const size_t low = static_cast<size_t>(position), high = std::min(low + 1, v.size() - 1);
+  return v[low] + (v[high] - v[low]) * (position - low);
 }
 
 }  // namespace
@@ -112,7 +118,8 @@ int main(int argc, char** argv) {
   CHECK_OV(ov_core_compile_model(core, model, "CPU", 2, &compiled, "INFERENCE_PRECISION_HINT", "f32"));
   ov_infer_request_t* request = nullptr;
   CHECK_OV(ov_compiled_model_create_infer_request(compiled, &request));
-  Buffers raw(1.0f);
+  Buffers raw(1.0f), raw_second(5.0f);
+  bool raw_use_second = false;
   int64_t dims[1] = {kSize};
   ov_shape_t shape{};
   CHECK_OV(ov_shape_create(1, dims, &shape));
@@ -150,10 +157,10 @@ int main(int argc, char** argv) {
     }
   };
 
-  bind_infer(raw);  // bound once for the floor
   std::map<std::string, std::function<void()>> ways = {
+      // The floor: `raw` stays bound from the previous bind_infer of the round.
       {"openvino_infer_only", [&] { CHECK_OV(ov_infer_request_infer(request)); }},
-      {"openvino_bind_infer", [&] { bind_infer(raw); }},
+      {"openvino_bind_infer", [&] { bind_infer((raw_use_second = !raw_use_second) ? raw_second : raw); }},
       {"delegate_same_buffers", [&] { execute(first); }},
       {"delegate_alternating_buffers", [&] { execute((use_second = !use_second) ? second : first); }},
   };
@@ -161,6 +168,7 @@ int main(int argc, char** argv) {
   const int rounds = 10, per_round = calls / rounds;
   for (auto& [name, way] : ways) for (int k = 0; k < 100; ++k) way();  // warm-up
   for (int r = 0; r < rounds; ++r) {
+    bind_infer(raw);
     for (auto& [name, way] : ways) {
       for (int k = 0; k < per_round; ++k) {
         auto start = std::chrono::steady_clock::now();
@@ -168,10 +176,15 @@ int main(int argc, char** argv) {
         times[name].push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
       }
     }
-  }
-  if (!raw.correct() || !first.correct() || !second.correct()) {
-    std::fprintf(stderr, "an output is not a + b\n");
-    return 1;
+    // New values everywhere, then one more run of each way on each set.
+    raw.refill(10.0f * r + 1), raw_second.refill(10.0f * r + 2);
+    first.refill(10.0f * r + 3), second.refill(10.0f * r + 4);
+    bind_infer(raw), bind_infer(raw_second);
+    execute(first), execute(second);
+    if (!raw.correct() || !raw_second.correct() || !first.correct() || !second.correct()) {
+      std::fprintf(stderr, "round %d: an output is not a + b (a stale binding?)\n", r);
+      return 1;
+    }
   }
   std::printf("{");
   const char* sep = "";
