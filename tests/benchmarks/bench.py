@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "native"))
 
 import torch  # noqa: E402
-from engines import LOCAL_ENGINES, SLOW_CALL_S, BundledOpenvino, openvino_model  # noqa: E402
+from engines import LOCAL_ENGINES, SLOW_CALL_S, BundledOpenvino, environment_for, openvino_model  # noqa: E402
 from models import CASE_NAMES, make_case  # noqa: E402
 from compile_harness import compile_against_wheel, compiler  # noqa: E402
 
@@ -119,7 +119,8 @@ def measure_case(name: str, engines: list, workdir: Path, seconds: float, rounds
 
 def _probe(python: str, *args: str) -> dict:
     """load_probe.py's figures, or ``{"error": ...}`` with the end of its output when it failed."""
-    out = subprocess.run([python, str(HERE / "load_probe.py"), *args], capture_output=True, text=True)
+    out = subprocess.run([python, str(HERE / "load_probe.py"), *args], capture_output=True, text=True,
+                         env=environment_for(python))
     if out.returncode != 0:
         print(out.stdout[-2000:], out.stderr[-4000:], sep="\n", file=sys.stderr)
         return {"error": f"exit status {out.returncode}: {(out.stderr.strip().splitlines() or [''])[-1][:300]}"}

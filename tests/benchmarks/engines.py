@@ -9,6 +9,7 @@ interleaved with the other engines (``bench.py``).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -213,6 +214,17 @@ class RawOpenvino(Engine):
         self.request = self.compiled = None
 
 
+def environment_for(python: str) -> dict:
+    """The environment for a child process running `python`.
+
+    Without ``OPENVINO_LIB_PATH``: importing executorch's pybindings sets it
+    to this environment's OpenVINO library when it is unset, and a child in
+    another environment (the bundled delegate's, with OpenVINO 2025.4.1) would
+    inherit it and load this one's 2026.4.1 instead (seen: its init failed).
+    """
+    return {k: v for k, v in os.environ.items() if k != "OPENVINO_LIB_PATH"}
+
+
 class BundledOpenvino(Engine):
     """executorch's own ``OpenvinoBackend``, driven in its own environment through ``bundled_worker.py``.
 
@@ -226,7 +238,7 @@ class BundledOpenvino(Engine):
         super().__init__()
         worker = Path(__file__).with_name("bundled_worker.py")
         self.process = subprocess.Popen([python, str(worker)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        text=True)
+                                        text=True, env=environment_for(python))
 
     def _ask(self, **command) -> dict:
         self.process.stdin.write(json.dumps(command) + "\n")
