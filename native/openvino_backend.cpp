@@ -309,7 +309,8 @@ std::string cache_entry_dir(const std::string& dir, const RuntimeOptions& option
   return dir + (dir.back() == '/' || dir.back() == '\\' ? "" : "/") + name;
 }
 
-// ov_core_compile_model with (key, value) properties: the C API is variadic.
+// ov_core_compile_model with up to 3 (key, value) properties: the C API is
+// variadic. More is a programming error, refused rather than dropped.
 ov_status_e compile_model(const OpenVinoApi& api, ov_core_t* core, const ov_model_t* model,
                           const std::string& device,
                           const std::vector<std::pair<const char*, std::string>>& p,
@@ -320,8 +321,9 @@ ov_status_e compile_model(const OpenVinoApi& api, ov_core_t* core, const ov_mode
     case 1: return api.ov_core_compile_model(core, model, d, 2, out, p[0].first, p[0].second.c_str());
     case 2: return api.ov_core_compile_model(core, model, d, 4, out, p[0].first, p[0].second.c_str(),
                                              p[1].first, p[1].second.c_str());
-    default: return api.ov_core_compile_model(core, model, d, 6, out, p[0].first, p[0].second.c_str(),
-                                              p[1].first, p[1].second.c_str(), p[2].first, p[2].second.c_str());
+    case 3: return api.ov_core_compile_model(core, model, d, 6, out, p[0].first, p[0].second.c_str(),
+                                             p[1].first, p[1].second.c_str(), p[2].first, p[2].second.c_str());
+    default: return GENERAL_ERROR;
   }
 }
 std::atomic<uint64_t> outputs_in_place{0};

@@ -106,7 +106,8 @@ def measure_case(name: str, engines: list, workdir: Path, seconds: float, rounds
     for engine in ready:
         engine.close()
     reference = statistics.median(times["openvino"]) if "openvino" in per_round else None
-    for key, t in times.items():
+    for key in [e.key for e in ready]:  # in the engines' order
+        t = times[key]
         median = statistics.median(t)
         cold = key not in per_round
         prepared[key].update(calls=len(t), median_ms=median * 1e3,
