@@ -2,7 +2,7 @@
 
 For each model (``models.py``) every engine (``engines.py``) is prepared
 (lowered, saved, loaded, checked against eager PyTorch), then timed in rounds:
-each round gives every engine the same number of seconds, in a rotated order,
+each round gives every engine about the same share of time, in a rotated order,
 so that a noisy neighbour slows all engines alike. Figures are per call:
 median and 90th percentile. Ratios are to the OpenVINO API's median of the
 same run. Then fresh processes (``load_probe.py``) load MiniLM to measure
@@ -35,8 +35,8 @@ from compile_harness import compile_against_wheel, compiler  # noqa: E402
 HERE = Path(__file__).resolve().parent
 PROBE_CASE = "minilm_b1"
 MIN_CALLS = 3
-PROBE_ROUNDS = 3
 MAX_CALLS = 20_000
+PROBE_ROUNDS = 3
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -235,7 +235,7 @@ def main(argv=None) -> int:
                 detail = getattr(exc, "stderr", "") or ""
                 print(f"   FAILED: {exc}\n{detail[-3000:]}", flush=True)
                 results["overhead_cpp"] = None
-        if not args.no_loading and PROBE_CASE in args.cases:
+        if not args.no_loading and PROBE_CASE in args.cases and "delegate" in args.engines:
             print(f"\n== loading {PROBE_CASE} in fresh processes", flush=True)
             results["loading"] = measure_loading(workdir, args.bundled_python)
     if args.packaging:
