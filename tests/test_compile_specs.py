@@ -29,7 +29,8 @@ def test_default_is_float32_on_cpu():
     # bf16 (OpenVINO's own default on CPUs with bf16 units) measured 1.0e-3 on this MLP.
     assert _max_error(exov.OpenvinoPartitioner()) < 1e-5
     assert exov.last_compile_report() == {
-        "device": "CPU", "requested_precision": "f32", "effective_precision": "f32"}
+        "device": "CPU", "requested_precision": "f32", "effective_precision": "f32",
+        "loaded_from_cache": False, "cache_problem": ""}  # no cache folder set
 
 
 def test_bf16_hint_reaches_openvino():
