@@ -10,7 +10,6 @@ refused at init). Under the sanitizers session the program is built with them.
 from __future__ import annotations
 
 import os
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -19,11 +18,10 @@ import pytest
 import torch
 
 from conftest import Fn, lower, require_all
-from executorch_openvino import processed_blob
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "native"))
-from compile_harness import compile_against_wheel, compiler  # noqa: E402
+from compile_harness import compile_against_wheel, compiler, write_first_blob  # noqa: E402
 
 CHECKS = 11
 
@@ -37,10 +35,7 @@ def test_backend_options_from_cpp(tmp_path, pip_openvino_c_library):
                                     sanitize=os.environ.get("EXOV_SANITIZE", ""))
     pte, summary = lower(Fn(lambda x: torch.tanh(x) * 3), (torch.randn(4, 8),))
     assert summary.partitions == 1
-    at = pte.find(processed_blob.MAGIC)
-    _, _, _, _, _, weights_offset, weights_size, _, _ = struct.unpack_from("<8sIIQQQQII", pte, at)
-    blob = tmp_path / "partition.blob"
-    blob.write_bytes(pte[at : at + weights_offset + weights_size])
+    blob = write_first_blob(pte, tmp_path / "partition.blob")
 
     env = {k: v for k, v in os.environ.items() if k not in ("INTEL_OPENVINO_DIR", "CONDA_PREFIX")}
     env["OPENVINO_LIB_PATH"] = str(pip_openvino_c_library)

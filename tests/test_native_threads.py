@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -20,11 +19,10 @@ import pytest
 import torch
 
 from conftest import ThreadsModel, lower, require_all
-from executorch_openvino import processed_blob
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "native"))
-from compile_harness import compile_against_wheel, compiler  # noqa: E402
+from compile_harness import compile_against_wheel, compiler, write_first_blob  # noqa: E402
 
 
 def _harness_input(seed: int) -> torch.Tensor:
@@ -48,11 +46,7 @@ def _blob_file(tmp_path: Path) -> Path:
     model = ThreadsModel().eval()
     pte, summary = lower(model, (_harness_input(0),))
     assert summary.delegated == summary.total and summary.partitions == 1
-    at = pte.find(processed_blob.MAGIC)
-    _, _, _, _, _, weights_offset, weights_size, _, _ = struct.unpack_from("<8sIIQQQQII", pte, at)
-    path = tmp_path / "partition.blob"
-    path.write_bytes(pte[at : at + weights_offset + weights_size])
-    return path, model
+    return write_first_blob(pte, tmp_path / "partition.blob"), model
 
 
 def _run(harness: Path, blob: Path, threads: int, runs: int, library: Path) -> dict:

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "native"))
 import torch  # noqa: E402
 from engines import LOCAL_ENGINES, SLOW_CALL_S, BundledOpenvino, environment_for, openvino_model  # noqa: E402
 from models import CASE_NAMES, make_case  # noqa: E402
-from compile_harness import compile_against_wheel, compiler  # noqa: E402
+from compile_harness import compile_against_wheel, compiler, write_first_blob  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 PROBE_CASE = "minilm_b1"
@@ -175,23 +175,17 @@ def measure_overhead(workdir: Path, calls: int = 50_000) -> dict | None:
     """The C++ harness overhead.cpp on the tiny_add partition: microseconds per call, no Python involved."""
     import openvino
 
-    from executorch_openvino import processed_blob
-
     if compiler() is None:
         print("   no C++ compiler: the C++ overhead figures are left out", flush=True)
         return None
-    pte = (workdir / "tiny_add.delegate.pte").read_bytes()
-    at = pte.find(processed_blob.MAGIC)
-    blob = processed_blob.unpack(pte[at:])  # checks it; the harness reads the header itself
-    end = at + len(processed_blob.pack(blob))
-    (workdir / "tiny_add.blob").write_bytes(pte[at:end])
+    blob = write_first_blob((workdir / "tiny_add.delegate.pte").read_bytes(), workdir / "tiny_add.blob")
     ov_root = Path(openvino.__file__).parent
     library = sorted((ov_root / "libs").glob("libopenvino_c.so.*"))[-1]
     harness = compile_against_wheel(HERE / "overhead.cpp", workdir / "overhead", "-I", str(ov_root / "include"),
                                     f"-L{library.parent}", f"-l:{library.name}", f"-Wl,-rpath,{library.parent}",
                                     optimize="-O2")
     env = {**os.environ, "OPENVINO_LIB_PATH": str(library)}  # the same library for both
-    out = subprocess.run([str(harness), str(workdir / "tiny_add.blob"), str(calls)], env=env, check=True,
+    out = subprocess.run([str(harness), str(blob), str(calls)], env=env, check=True,
                          capture_output=True, text=True)
     result = json.loads(out.stdout.strip().splitlines()[-1])
     for key, r in result.items():

@@ -1,6 +1,7 @@
 """Compiles a C++ program against the installed wheel's delegate library and executorch's runtime.
 
-Used by tests/test_native_threads.py and tests/benchmarks/bench.py: the same
+Used by tests/test_native_threads.py, tests/test_backend_options.py and
+tests/benchmarks/bench.py: the same
 flags the executorch wheel's CMake targets carry (C++17,
 ``C10_USING_CUSTOM_GENERATED_MACROS``, the c10 include folder), linked to
 ``libexecutorch_openvino_backend.so`` and ``libexecutorch.so`` with their
@@ -44,3 +45,16 @@ def compile_against_wheel(source: Path, out: Path, *extra: str, optimize: str = 
         f"-Wl,-rpath,{package}:{et_root / 'lib'}", *extra,
     ], check=True, capture_output=True, text=True)
     return out
+
+
+def write_first_blob(pte: bytes, path: Path) -> Path:
+    """Writes the first processed blob in the `.pte` bytes `pte` to `path` (the programs read one from a file)."""
+    import struct
+
+    from executorch_openvino import processed_blob
+
+    at = pte.find(processed_blob.MAGIC)
+    assert at >= 0, "the program holds no processed blob of this delegate"
+    _, _, _, _, _, weights_offset, weights_size, _, _ = struct.unpack_from("<8sIIQQQQII", pte, at)
+    path.write_bytes(pte[at : at + weights_offset + weights_size])
+    return path
