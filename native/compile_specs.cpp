@@ -31,6 +31,14 @@ bool parse_compile_specs(
       }
       options.inference_precision = value;
       precision_given = true;
+    } else if (std::strcmp(spec.key, "performance_hint") == 0) {
+      // OpenVINO's ov::hint::PerformanceMode names (2025.4 and 2026.4).
+      if (value != "LATENCY" && value != "THROUGHPUT" && value != "CUMULATIVE_THROUGHPUT" && !value.empty()) {
+        *error = "compile spec 'performance_hint' is '" + value +
+                 "'; allowed values are LATENCY, THROUGHPUT, CUMULATIVE_THROUGHPUT, or empty for the device default";
+        return false;
+      }
+      options.performance_hint = value;
     }
   }
   // On CPU OpenVINO would compute in bf16 (x86 with AMX/avx512_bf16) or f16

@@ -45,6 +45,12 @@ struct CompileReport {
   bool loaded_from_cache = false;
   // Why the model cache was not used although a folder was set ("" if it was, or none was set).
   std::string cache_problem;
+  // The performance hint asked for ("" for none) and the compiled model's own
+  // PERFORMANCE_HINT, NUM_STREAMS and OPTIMAL_NUMBER_OF_INFER_REQUESTS, as text.
+  std::string requested_performance_hint;
+  std::string performance_hint;
+  std::string num_streams;
+  std::string optimal_infer_requests;
 };
 CompileReport last_compile_report();
 
@@ -55,6 +61,10 @@ struct OutputCounters {
   uint64_t copied = 0;
 };
 OutputCounters output_counters();
+
+// Compiled models the delegate holds now: one per initialised partition,
+// released by ExecuTorch's destroy() when its method is freed.
+int live_compiled_models();
 
 // The OpenVINO C library this process loaded, and how many times one was
 // loaded (a Core created): 0 until OpenVINO is first needed (a delegated init,

@@ -129,6 +129,8 @@ struct BoundBuffer {
 };
 
 // Everything one delegated partition needs at execute time.
+std::atomic<int> live_partitions{0};
+
 struct Partition {
   ov_compiled_model_t* compiled = nullptr;
   ov_infer_request_t* request = nullptr;
@@ -144,7 +146,11 @@ struct Partition {
   std::vector<BoundBuffer> bound_outputs;
   std::vector<char> copy_after;  // per output, this call: copied after inference
 
+  Partition() { live_partitions.fetch_add(1); }
+  Partition(const Partition&) = delete;
+  Partition& operator=(const Partition&) = delete;
   ~Partition() {
+    live_partitions.fetch_sub(1);
     const OpenVinoApi& api = OpenVinoLibrary::instance().api();
     if (request) api.ov_infer_request_free(request);
     if (compiled) api.ov_compiled_model_free(compiled);
@@ -298,11 +304,13 @@ bool cache_dir_for(const BackendInitContext& context, std::string* dir, std::str
 // caching properties: 2026.4.1's CPU plugin served the model compiled for f32
 // to f16 and bf16 requests (measured on a CPU without bf16 or f16 units, where
 // all three compile to f32). Whether the hint is part of the key where it matters is not
-// measured, so each device and precision gets its own folder, "<dir>/CPU_f32".
+// measured, so each device, precision and performance hint gets its own
+// folder: "<dir>/CPU_f32", "<dir>/CPU_f32_THROUGHPUT".
 // Characters outside [A-Za-z0-9._-] become '_'.
 std::string cache_entry_dir(const std::string& dir, const RuntimeOptions& options) {
   std::string name = options.device + "_" + (options.inference_precision.empty() ? "default"
                                                                                   : options.inference_precision);
+  if (!options.performance_hint.empty()) name += "_" + options.performance_hint;
   for (char& c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
   }
@@ -462,6 +470,7 @@ class OpenVinoBackend final : public BackendInterface {
     if (!options.inference_precision.empty()) {
       properties.emplace_back("INFERENCE_PRECISION_HINT", options.inference_precision);
     }
+    if (!options.performance_hint.empty()) properties.emplace_back("PERFORMANCE_HINT", options.performance_hint);
     std::string cache_dir, cache_problem;
     if (!cache_dir_for(context, &cache_dir, &error)) {
       api.ov_model_free(model);
@@ -762,8 +771,12 @@ void record_compile(const RuntimeOptions& options, ov_compiled_model_t* compiled
   // A boolean property: "YES"/"NO" as text (2025.4.1 and 2026.4.1).
   std::string cached = compiled_property(compiled, "LOADED_FROM_CACHE");
   bool from_cache = cached == "YES" || cached == "true" || cached == "1";
+  CompileReport latest{options.device, options.inference_precision, effective, from_cache, cache_problem,
+                       options.performance_hint, compiled_property(compiled, "PERFORMANCE_HINT"),
+                       compiled_property(compiled, "NUM_STREAMS"),
+                       compiled_property(compiled, "OPTIMAL_NUMBER_OF_INFER_REQUESTS")};
   std::lock_guard<std::mutex> lock(report_mutex);
-  report = {options.device, options.inference_precision, effective, from_cache, cache_problem};
+  report = latest;
 }
 
 OpenVinoBackend& backend_instance() {
@@ -781,6 +794,8 @@ Error registration_status() { return kRegistration; }
 OutputCounters output_counters() {
   return {outputs_in_place.load(), outputs_copied.load()};
 }
+
+int live_compiled_models() { return live_partitions.load(); }
 
 OpenVinoLoad openvino_load() {
   LoadedLibraryInfo info = OpenVinoLibrary::instance().info();

@@ -120,8 +120,15 @@ NB_MODULE(_native, m) {
     d["effective_precision"] = r.effective_precision;
     d["loaded_from_cache"] = r.loaded_from_cache;
     d["cache_problem"] = r.cache_problem;
+    d["requested_performance_hint"] = r.requested_performance_hint;
+    d["performance_hint"] = r.performance_hint;
+    d["num_streams"] = r.num_streams;
+    d["optimal_infer_requests"] = r.optimal_infer_requests;
     return d;
   }, "What the most recent successful delegate init compiled (empty strings before any).");
+
+  m.def("live_compiled_models", &executorch_openvino::live_compiled_models,
+        "OpenVINO compiled models the delegate holds now (one per loaded partition).");
 
   m.def("output_counters", [] {
     auto c = executorch_openvino::output_counters();

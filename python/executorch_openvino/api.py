@@ -22,7 +22,8 @@ from .scalar_promotion import keep_zero_dim_integer_dtypes
 
 
 def lower(module: torch.nn.Module, example_inputs: tuple, *, device: str = "CPU",
-          inference_precision: str = "", dynamic_shapes=None, numerics: str = "exact"):
+          inference_precision: str = "", dynamic_shapes=None, numerics: str = "exact",
+          performance_hint: str = ""):
     """``torch.export`` + ExecuTorch edge lowering with :class:`OpenvinoPartitioner`.
 
     Returns an ``executorch.exir.ExecutorchProgramManager`` (``.buffer`` is the
@@ -40,7 +41,8 @@ def lower(module: torch.nn.Module, example_inputs: tuple, *, device: str = "CPU"
     from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
     from executorch.exir.passes import MemoryPlanningPass
 
-    partitioner = OpenvinoPartitioner(device=device, inference_precision=inference_precision, numerics=numerics)
+    partitioner = OpenvinoPartitioner(device=device, inference_precision=inference_precision, numerics=numerics,
+                                      performance_hint=performance_hint)
     # OpenVINO picks its own layouts; a channels_last example would give the
     # program channels_last inputs, which the delegate does not take and
     # ExecuTorch 1.5.1's kernels fail on (x * 2: "different dim orders").

@@ -16,6 +16,15 @@ Keys (bytes values, UTF-8):
     gave a max abs error of 0.099 on MiniLM against 1.2e-5 in f32 (measured with
     OpenVINO 2026.4.1, DESIGN.md). The native runtime applies the same rule.
 
+``performance_hint``
+    OpenVINO's ``PERFORMANCE_HINT``: ``"LATENCY"`` (one inference at a time as
+    fast as possible), ``"THROUGHPUT"`` (several streams for concurrent infer
+    requests), ``"CUMULATIVE_THROUGHPUT"`` (several devices at once, for
+    ``AUTO``/``MULTI``), or ``""`` (default) to pass none, leaving the
+    device's own default (``LATENCY`` on CPU in OpenVINO 2025.4 and 2026.4).
+    The runtime applies it when it compiles the partition;
+    ``last_compile_report()`` shows what the compiled model took.
+
 ``numerics``
     ``"exact"`` (default) or ``"fast"``. Read at lowering only (the runtime
     ignores it). ``exact`` keeps on ExecuTorch's CPU kernels every operation
@@ -35,7 +44,9 @@ from typing import Iterable
 
 PRECISIONS = ("f32", "f16", "bf16", "")
 NUMERICS = ("exact", "fast")
-KEYS = ("device", "inference_precision", "numerics")
+# OpenVINO's ov::hint::PerformanceMode names (2025.4, 2026.4); "": not passed.
+PERFORMANCE_HINTS = ("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT", "")
+KEYS = ("device", "inference_precision", "performance_hint", "numerics")
 
 
 @dataclass(frozen=True)
@@ -49,14 +60,18 @@ class OpenvinoOptions:
     device: str = "CPU"
     inference_precision: str = "f32"
     numerics: str = "exact"
+    performance_hint: str = ""
 
 
-def make_compile_specs(device: str = "CPU", inference_precision: str = "", numerics: str = "exact") -> list:
+def make_compile_specs(device: str = "CPU", inference_precision: str = "", numerics: str = "exact",
+                       performance_hint: str = "") -> list:
     """Builds the ExecuTorch ``CompileSpec`` list for the delegate.
 
     Raises ``ValueError`` (before anything is converted) for an empty device,
-    a precision outside ``f32``, ``f16``, ``bf16``, ``""``, or numerics other
-    than ``exact``/``fast``.
+    a precision outside ``f32``, ``f16``, ``bf16``, ``""``, numerics other
+    than ``exact``/``fast``, or a performance hint outside
+    :data:`PERFORMANCE_HINTS`. ``performance_hint`` is written only when given,
+    so programs without it load with delegates that predate the key.
     """
     from executorch.exir.backend.compile_spec_schema import CompileSpec
 
@@ -65,6 +80,8 @@ def make_compile_specs(device: str = "CPU", inference_precision: str = "", numer
         CompileSpec("inference_precision", inference_precision.encode()),
         CompileSpec("numerics", numerics.encode()),
     ]
+    if performance_hint:
+        specs.append(CompileSpec("performance_hint", performance_hint.encode()))
     resolve_options(specs)
     return specs
 
@@ -80,7 +97,7 @@ def resolve_options(specs: Iterable) -> OpenvinoOptions:
     Raises ``ValueError`` naming the key and the allowed values for an unknown
     key, an empty or lower-case device, or an unknown precision.
     """
-    device, precision, precision_given, numerics = "CPU", "", False, "exact"
+    device, precision, precision_given, numerics, hint = "CPU", "", False, "exact", ""
     for spec in specs:
         key = spec.key
         try:
@@ -106,8 +123,13 @@ def resolve_options(specs: Iterable) -> OpenvinoOptions:
             if value not in NUMERICS:
                 raise ValueError(f"compile spec 'numerics' is {value!r}; allowed values are 'exact' and 'fast'")
             numerics = value
+        elif key == "performance_hint":
+            if value not in PERFORMANCE_HINTS:
+                raise ValueError(f"compile spec 'performance_hint' is {value!r}; allowed values are 'LATENCY', "
+                                 "'THROUGHPUT', 'CUMULATIVE_THROUGHPUT', or '' for the device default")
+            hint = value
         else:
             raise ValueError(f"unknown compile spec {key!r}; the OpenVINO delegate knows {', '.join(KEYS)}")
     if may_run_on_cpu(device) and (not precision_given or precision == ""):
         precision = "f32"
-    return OpenvinoOptions(device=device, inference_precision=precision, numerics=numerics)
+    return OpenvinoOptions(device=device, inference_precision=precision, numerics=numerics, performance_hint=hint)

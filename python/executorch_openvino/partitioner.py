@@ -17,16 +17,16 @@ class OpenvinoPartitioner(Partitioner):
     What OpenVINO would compute differently from PyTorch stays on ExecuTorch's
     CPU kernels (see :mod:`executorch_openvino.operator_support`).
 
-    ``device``, ``inference_precision`` and ``numerics`` become compile specs (see
+    ``device``, ``inference_precision``, ``numerics`` and ``performance_hint`` become compile specs (see
     :mod:`executorch_openvino.compile_specs`); alternatively pass
     ``compile_specs`` directly. Raises ``ValueError`` at construction for an
     unknown precision, device or key, before any conversion starts.
     """
 
     def __init__(self, device: str = "CPU", inference_precision: str = "", compile_specs=None,
-                 numerics: str = "exact"):
+                 numerics: str = "exact", performance_hint: str = ""):
         specs = (list(compile_specs) if compile_specs is not None
-                 else make_compile_specs(device, inference_precision, numerics))
+                 else make_compile_specs(device, inference_precision, numerics, performance_hint))
         self.options = resolve_options(specs)
         self.delegation_spec = DelegationSpec(BACKEND_ID, specs)
 
