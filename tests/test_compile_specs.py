@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 from executorch.exir.backend.compile_spec_schema import CompileSpec
@@ -30,7 +32,35 @@ def test_default_is_float32_on_cpu():
     assert _max_error(exov.OpenvinoPartitioner()) < 1e-5
     assert exov.last_compile_report() == {
         "device": "CPU", "requested_precision": "f32", "effective_precision": "f32",
-        "loaded_from_cache": False, "cache_problem": ""}  # no cache folder set
+        "loaded_from_cache": False, "cache_problem": "",  # no cache folder set
+        # No hint passed: OpenVINO's CPU default (2025.4.1, 2026.4.1), one stream.
+        "requested_performance_hint": "", "performance_hint": "LATENCY", "num_streams": "1",
+        "optimal_infer_requests": "1"}
+
+
+@pytest.mark.parametrize("hint", ["LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT"])
+def test_performance_hint_reaches_the_compiled_model(hint):
+    class Scale(torch.nn.Module):
+        def forward(self, x):
+            return x * 3
+
+    x = torch.randn(2, 5)
+    program = exov.lower(Scale(), (x,), performance_hint=hint)
+    method = exov.load_method(program.buffer)
+    report = exov.last_compile_report()
+    assert (report["requested_performance_hint"], report["performance_hint"]) == (hint, hint)
+    # THROUGHPUT asks the CPU plugin for one stream per core pair or more: it must differ from LATENCY's 1
+    # wherever the machine has 2 cores or more (measured 2 streams on 2 cores, OpenVINO 2026.4.1).
+    if hint != "LATENCY" and (os.cpu_count() or 1) >= 2:
+        assert int(report["num_streams"]) >= 2
+    elif hint == "LATENCY":
+        assert report["num_streams"] == "1"
+    assert torch.equal(method.execute([x])[0], x * 3)
+
+
+def test_unknown_performance_hint_is_refused_before_lowering():
+    with pytest.raises(ValueError, match="'performance_hint' is 'latency'; allowed values are 'LATENCY'"):
+        exov.OpenvinoPartitioner(performance_hint="latency")
 
 
 def test_bf16_hint_reaches_openvino():

@@ -175,6 +175,14 @@ def __getattr__(name):
         from .backend import ExecutorchOpenvinoBackend
 
         return ExecutorchOpenvinoBackend
+    if name in ("OpenVINOBackend", "BackendState", "BackendStateError"):
+        from . import lifecycle
+
+        return getattr(lifecycle, name)
+    if name == "OpenVINOBackendConfig":
+        from .backend_config import OpenVINOBackendConfig
+
+        return OpenVINOBackendConfig
     if name in ("lower", "run_program", "load_method"):
         from . import api
 
@@ -184,4 +192,5 @@ def __getattr__(name):
 
 __all__ = ["BACKEND_ID", "build_info", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "is_registered",
            "set_library_path", "load_openvino", "library_info", "last_error", "last_compile_report", "lower",
-           "load_method"]
+           "load_method", "OpenVINOBackend", "OpenVINOBackendConfig", "BackendState", "BackendStateError",
+           "set_cache_dir", "cache_dir"]

@@ -38,21 +38,40 @@ def lower(module: torch.nn.Module, example_inputs: tuple, *, device: str = "CPU"
     bounds when the method loads (measured: a (n <= 1e6, 256) float32
     input/output pair cost 1980 MiB resident at load, 27 MiB unplanned).
     """
-    from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
-    from executorch.exir.passes import MemoryPlanningPass
-
     partitioner = OpenvinoPartitioner(device=device, inference_precision=inference_precision, numerics=numerics,
                                       performance_hint=performance_hint)
+    exported = export(module, example_inputs, dynamic_shapes=dynamic_shapes)
+    return lower_exported(exported, partitioner, plan_inputs=dynamic_shapes is None)
+
+
+def export(module: torch.nn.Module, example_inputs: tuple, example_kwargs: dict | None = None,
+           dynamic_shapes=None):
+    """``torch.export.export`` of ``module`` as :func:`lower` does it: example tensors made
+    contiguous first, and complex tensors refused (``TypeError``)."""
     # OpenVINO picks its own layouts; a channels_last example would give the
     # program channels_last inputs, which the delegate does not take and
     # ExecuTorch 1.5.1's kernels fail on (x * 2: "different dim orders").
     example_inputs = torch.utils._pytree.tree_map(contiguous, tuple(example_inputs))
-    exported = torch.export.export(module, example_inputs, dynamic_shapes=dynamic_shapes)
+    example_kwargs = torch.utils._pytree.tree_map(contiguous, dict(example_kwargs or {}))
+    exported = torch.export.export(module, example_inputs, example_kwargs, dynamic_shapes=dynamic_shapes)
     _refuse_complex_tensors(exported)
+    return exported
+
+
+def lower_exported(exported, partitioner: OpenvinoPartitioner, *, plan_inputs: bool = True):
+    """The ``ExecutorchProgramManager`` of an :func:`export` result, lowered with ``partitioner``.
+
+    ``plan_inputs=False`` leaves the program's inputs and outputs out of
+    memory planning (what :func:`lower` does for dynamic shapes). Modifies
+    ``exported`` in place (dtype and constant-folding passes).
+    """
+    from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
+    from executorch.exir.passes import MemoryPlanningPass
+
     keep_zero_dim_integer_dtypes(exported)
     fold_constant_integer_cumsums(exported)
     edge = to_edge_transform_and_lower(exported, partitioner=[partitioner])
-    if dynamic_shapes is None:
+    if plan_inputs:
         return edge.to_executorch()
     planning = MemoryPlanningPass(alloc_graph_input=False, alloc_graph_output=False)
     return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=planning))

@@ -91,45 +91,53 @@ def may_run_on_cpu(device: str) -> bool:
     return "CPU" in device or device == "AUTO"
 
 
+def check_option(key: str, value: str, what: str = "compile spec") -> None:
+    """Raises ``ValueError`` when ``value`` is not allowed for ``key``, naming the allowed values.
+
+    ``what`` names the setting in the message ("compile spec", "OpenVINOBackendConfig field").
+    """
+    if key == "device":
+        if not value:
+            raise ValueError(f"{what} 'device' is empty; give an OpenVINO device such as 'CPU'")
+        if value != value.upper():
+            # OpenVINO 2025.4/2026.4: 'Device with "cpu" name is not registered'.
+            raise ValueError(f"{what} 'device' is {value!r}; OpenVINO device names are upper case "
+                             f"(did you mean {value.upper()!r}?)")
+    elif key == "inference_precision":
+        if value not in PRECISIONS:
+            raise ValueError(f"{what} 'inference_precision' is {value!r}; allowed values are "
+                             "'f32', 'f16', 'bf16', or '' for the device default")
+    elif key == "numerics":
+        if value not in NUMERICS:
+            raise ValueError(f"{what} 'numerics' is {value!r}; allowed values are 'exact' and 'fast'")
+    elif key == "performance_hint":
+        if value not in PERFORMANCE_HINTS:
+            raise ValueError(f"{what} 'performance_hint' is {value!r}; allowed values are 'LATENCY', "
+                             "'THROUGHPUT', 'CUMULATIVE_THROUGHPUT', or '' for the device default")
+    else:
+        raise ValueError(f"unknown {what} {key!r}; the OpenVINO delegate knows {', '.join(KEYS)}")
+
+
 def resolve_options(specs: Iterable) -> OpenvinoOptions:
     """Checks compile specs and returns what they mean; the last duplicate wins.
 
     Raises ``ValueError`` naming the key and the allowed values for an unknown
     key, an empty or lower-case device, or an unknown precision.
     """
-    device, precision, precision_given, numerics, hint = "CPU", "", False, "exact", ""
+    values = {}
     for spec in specs:
         key = spec.key
         try:
             value = bytes(spec.value).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ValueError(f"compile spec {key!r} is not UTF-8 text") from exc
-        if key == "device":
-            if not value:
-                raise ValueError("compile spec 'device' is empty; give an OpenVINO device such as 'CPU'")
-            if value != value.upper():
-                # OpenVINO 2025.4/2026.4: 'Device with "cpu" name is not registered'.
-                raise ValueError(f"compile spec 'device' is {value!r}; OpenVINO device names are upper case "
-                                 f"(did you mean {value.upper()!r}?)")
-            device = value
-        elif key == "inference_precision":
-            if value not in PRECISIONS:
-                raise ValueError(
-                    f"compile spec 'inference_precision' is {value!r}; allowed values are "
-                    "'f32', 'f16', 'bf16', or '' for the device default"
-                )
-            precision, precision_given = value, True
-        elif key == "numerics":
-            if value not in NUMERICS:
-                raise ValueError(f"compile spec 'numerics' is {value!r}; allowed values are 'exact' and 'fast'")
-            numerics = value
-        elif key == "performance_hint":
-            if value not in PERFORMANCE_HINTS:
-                raise ValueError(f"compile spec 'performance_hint' is {value!r}; allowed values are 'LATENCY', "
-                                 "'THROUGHPUT', 'CUMULATIVE_THROUGHPUT', or '' for the device default")
-            hint = value
-        else:
-            raise ValueError(f"unknown compile spec {key!r}; the OpenVINO delegate knows {', '.join(KEYS)}")
+        check_option(key, value)
+        values[key] = value
+    device = values.get("device", "CPU")
+    precision = values.get("inference_precision", "")
+    numerics = values.get("numerics", "exact")
+    hint = values.get("performance_hint", "")
+    precision_given = "inference_precision" in values
     if may_run_on_cpu(device) and (not precision_given or precision == ""):
         precision = "f32"
     return OpenvinoOptions(device=device, inference_precision=precision, numerics=numerics, performance_hint=hint)

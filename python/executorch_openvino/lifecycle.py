@@ -1,0 +1,411 @@
+"""``OpenVINOBackend``: a PyTorch module built, run, checkpointed and deployed on OpenVINO in a few lines.
+
+    backend = OpenVINOBackend(OpenVINOBackendConfig(performance_hint="THROUGHPUT"))
+    backend.build(model, (x,))         # export, lower, write the .pte; ACTIVE
+    y = backend.infer(x)               # outputs in the module's own structure
+    state = backend.to_dict()          # a checkpoint: plain data
+    other = OpenVINOBackend.from_dict(None, state).deploy()   # in another process too
+
+States and the actions each allows (every other action raises
+:class:`BackendStateError` naming the state and these)::
+
+    INIT --build--> ACTIVE <--activate-- INACTIVE
+                      |  \\--deactivate-->    |
+                      |                      |
+    from_dict --> CHECKPOINT_LOADED --activate--> ACTIVE
+           ACTIVE, INACTIVE, CHECKPOINT_LOADED --deploy--> DEPLOYED (final)
+
+``infer`` works in ACTIVE and DEPLOYED; ``to_dict`` in every state after a build.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import enum
+import gc
+import hashlib
+import os
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+import torch
+from torch.utils import _pytree as pytree
+
+from .backend_config import OpenVINOBackendConfig
+from .compile_specs import check_option
+from .input_spec import arrange_inputs, record_inputs
+
+CHECKPOINT_TYPE = "executorch_openvino.OpenVINOBackend"
+CHECKPOINT_FORMAT = 1
+
+# set_cache_dir and last_compile_report are process-wide: one load at a time reads them.
+_load_lock = threading.Lock()
+
+
+class BackendState(enum.Enum):
+    INIT = "INIT"
+    ACTIVE = "ACTIVE"
+    INACTIVE = "INACTIVE"
+    CHECKPOINT_LOADED = "CHECKPOINT_LOADED"
+    DEPLOYED = "DEPLOYED"
+
+
+_ALLOWED = {
+    BackendState.INIT: ("build",),
+    BackendState.ACTIVE: ("infer", "deactivate", "deploy", "to_dict"),
+    BackendState.INACTIVE: ("activate", "deploy", "to_dict"),
+    BackendState.CHECKPOINT_LOADED: ("activate", "deploy", "to_dict"),
+    BackendState.DEPLOYED: ("infer", "to_dict"),
+}
+
+
+class BackendStateError(RuntimeError):
+    """An action the backend's current state does not allow; the message names both and the allowed actions."""
+
+
+def default_program_dir() -> Path:
+    """Where :meth:`OpenVINOBackend.build` writes programs without ``cache_dir``:
+    ``$XDG_CACHE_HOME/executorch_openvino/programs`` (``~/.cache/...`` when unset),
+    ``%LOCALAPPDATA%\\executorch_openvino\\programs`` on Windows."""
+    if sys.platform == "win32" and os.environ.get("LOCALAPPDATA"):
+        base = Path(os.environ["LOCALAPPDATA"])
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "executorch_openvino" / "programs"
+
+
+class OpenVINOBackend:
+    """A module lowered to OpenVINO through this ExecuTorch delegate, with an explicit lifecycle.
+
+    ``config``: an :class:`OpenVINOBackendConfig` (``None``: the defaults).
+    The module docstring has the state diagram. Methods raise
+    :class:`BackendStateError` when the state does not allow them.
+    """
+
+    def __init__(self, config: OpenVINOBackendConfig | None = None):
+        if config is None:
+            config = OpenVINOBackendConfig()
+        if not isinstance(config, OpenVINOBackendConfig):
+            raise TypeError(f"config is a {type(config).__name__}; give an OpenVINOBackendConfig "
+                            "(OpenVINOBackendConfig.from_dict turns a dict into one)")
+        self.config = config
+        self._state = BackendState.INIT
+        self._lock = threading.RLock()
+        self._record: dict | None = None  # what to_dict writes, besides the config
+        self._outputs = None  # the output TreeSpec
+        self._method = None  # the loaded OpenvinoMethod (it keeps its program alive)
+        self._compile_report: dict | None = None
+
+    @property
+    def state(self) -> BackendState:
+        return self._state
+
+    @property
+    def program_path(self) -> Path | None:
+        """The ``.pte`` this backend runs (``None`` before build)."""
+        return Path(self._record["program_path"]) if self._record else None
+
+    @property
+    def compile_report(self) -> dict | None:
+        """``executorch_openvino.last_compile_report()`` of this backend's latest load: device,
+        precisions, ``performance_hint``, ``num_streams``, ... as the compiled model reports them."""
+        return dict(self._compile_report) if self._compile_report else None
+
+    def __repr__(self) -> str:
+        return f"OpenVINOBackend({self._state.name}, {self.config.describe()})"
+
+    def _require(self, action: str) -> None:
+        allowed = _ALLOWED[self._state]
+        if action not in allowed:
+            raise BackendStateError(
+                f"cannot {action}() while the backend is {self._state.name}; allowed now: "
+                f"{', '.join(a + '()' for a in allowed) or 'nothing'}" + _advice(self._state, action))
+
+    # -- build ---------------------------------------------------------------------------------
+
+    def build(self, module: torch.nn.Module, example_inputs, dynamic_shapes=None, cache_dir=None, *,
+              example_kwargs: dict | None = None) -> "OpenVINOBackend":
+        """Exports ``module``, lowers it with this config and loads it: INIT -> ACTIVE.
+
+        ``example_inputs``: a tuple of positional arguments (a lone tensor
+        stands for a 1-tuple); ``example_kwargs``: keyword arguments;
+        ``dynamic_shapes`` as ``torch.export.export`` takes it. The module is
+        not called: ``torch.export`` traces it with fake tensors, so a stateful
+        module's attributes and buffers are as before build (0 calls), and the
+        program keeps its own copy of mutable buffers. Writes
+        ``<Module>-<config key>-<program digest>.pte`` and, for ``deploy`` to
+        another device, the exported program beside it as ``.pt2``, under
+        ``cache_dir`` (default :func:`default_program_dir`).
+
+        Raises ``TypeError`` for a module that is not a ``torch.nn.Module``,
+        what ``torch.export`` and lowering raise, and ``RuntimeError`` with the
+        delegate's message when the program does not load.
+        """
+        from . import api
+
+        with self._lock:
+            self._require("build")
+            if not isinstance(module, torch.nn.Module):
+                raise TypeError(f"build() takes a torch.nn.Module, got {type(module).__name__}")
+            if isinstance(example_inputs, torch.Tensor):
+                example_inputs = (example_inputs,)
+            if not isinstance(example_inputs, (tuple, list)):
+                raise TypeError(f"example_inputs is a {type(example_inputs).__name__}; give a tuple of the "
+                                "positional arguments of module.forward")
+            folder = Path(cache_dir) if cache_dir is not None else default_program_dir()
+            folder.mkdir(parents=True, exist_ok=True)
+            partitioner = self._partitioner(self.config.device)
+            exported = api.export(module, tuple(example_inputs), example_kwargs, dynamic_shapes)
+            inputs = record_inputs(exported, module.forward)
+            outputs = exported.call_spec.out_spec
+            saved_export, export_problem = _save_exported(exported, folder)
+            program = api.lower_exported(exported, partitioner, plan_inputs=dynamic_shapes is None)
+            stem = f"{type(module).__name__}-{self.config.key()}-{hashlib.sha256(program.buffer).hexdigest()[:16]}"
+            program_path = _write_atomically(folder / f"{stem}.pte", program.buffer)
+            if saved_export is not None:
+                os.replace(saved_export, folder / f"{stem}.pt2")
+                saved_export = folder / f"{stem}.pt2"
+            self._record = {
+                "module_type": type(module).__qualname__,
+                "program_path": str(program_path.resolve()),
+                "device": self.config.device,
+                "exported_program_path": str(saved_export.resolve()) if saved_export else None,
+                "exported_program_problem": export_problem,
+                "inputs": inputs,
+            }
+            self._outputs = outputs
+            self._load()
+            self._state = BackendState.ACTIVE
+            return self
+
+    def _partitioner(self, device: str):
+        from .partitioner import OpenvinoPartitioner
+
+        c = self.config
+        return OpenvinoPartitioner(device=device, inference_precision=c.inference_precision,
+                                   numerics=c.numerics, performance_hint=c.performance_hint)
+
+    def _load(self) -> None:
+        import executorch_openvino as exov
+
+        from .api import load_method
+
+        with _load_lock:
+            previous = exov.cache_dir()
+            exov.set_cache_dir(self.config.model_cache_dir)
+            try:
+                self._method = load_method(self._record["program_path"])
+                self._compile_report = exov.last_compile_report()
+            finally:
+                exov.set_cache_dir(previous)
+
+    # -- activate / deactivate ------------------------------------------------------------------
+
+    def activate(self) -> "OpenVINOBackend":
+        """Loads the program (OpenVINO compiles it, or imports it from ``model_cache_dir``):
+        INACTIVE or CHECKPOINT_LOADED -> ACTIVE. Raises ``RuntimeError`` when it does not load."""
+        with self._lock:
+            self._require("activate")
+            self._load()
+            self._state = BackendState.ACTIVE
+            return self
+
+    def deactivate(self) -> "OpenVINOBackend":
+        """Frees the loaded program, its OpenVINO compiled models and infer requests: ACTIVE -> INACTIVE.
+
+        The ``.pte`` stays on disk for :meth:`activate`. On glibc the freed heap
+        is handed back to the system (``malloc_trim``); the closing note of
+        issue 7 has the resident memory measured before and after.
+        """
+        with self._lock:
+            self._require("deactivate")
+            self._method = None
+            gc.collect()
+            _return_freed_memory()
+            self._state = BackendState.INACTIVE
+            return self
+
+    # -- infer ---------------------------------------------------------------------------------
+
+    def infer(self, *args, **kwargs):
+        """Runs the program on ``args``/``kwargs``, given as to the module's ``forward``.
+
+        Returns the outputs in the module's output structure (tensors, nested
+        tuples, lists, dicts, and dataclasses registered with
+        ``torch.export.register_dataclass``). Inputs are checked first against
+        what was built (:func:`executorch_openvino.input_spec.arrange_inputs`:
+        ``TypeError``/``ValueError`` naming the argument). Works in ACTIVE and
+        DEPLOYED; one call at a time per backend (ExecuTorch's planned memory is shared).
+        """
+        with self._lock:
+            self._require("infer")
+            flat = arrange_inputs(self._record["inputs"], args, kwargs)
+            outputs = self._method.execute(flat)
+        if len(outputs) != self._outputs.num_leaves:
+            raise RuntimeError(f"the program returned {len(outputs)} outputs, the module's output structure has "
+                               f"{self._outputs.num_leaves}; build again")
+        return pytree.tree_unflatten(list(outputs), self._outputs)
+
+    # -- checkpoint ----------------------------------------------------------------------------
+
+    def to_dict(self) -> dict:
+        """A checkpoint, JSON-ready: ``type``, ``format``, ``config``, ``program_path``,
+        ``exported_program_path``, ``device``, ``module_type``, ``inputs`` (the input
+        specification) and ``outputs`` (the output structure, ``treespec_dumps``).
+
+        Raises ``ValueError`` when an output type cannot be written (a dataclass
+        registered without ``serialized_type_name``).
+        """
+        with self._lock:
+            self._require("to_dict")
+            try:
+                outputs = pytree.treespec_dumps(self._outputs)
+            except Exception as exc:
+                raise ValueError(f"the module's output structure cannot be written to a checkpoint ({exc}); "
+                                 "register output dataclasses with torch.export.register_dataclass(cls, "
+                                 "serialized_type_name='package.module.Class')") from exc
+            return {"type": CHECKPOINT_TYPE, "format": CHECKPOINT_FORMAT, "config": self.config.to_dict(),
+                    **{k: v for k, v in self._record.items() if k != "exported_program_problem"},
+                    "outputs": outputs}
+
+    @classmethod
+    def from_dict(cls, module: torch.nn.Module | None, state: dict) -> "OpenVINOBackend":
+        """A backend restored from :meth:`to_dict`'s checkpoint, in CHECKPOINT_LOADED (nothing loaded yet).
+
+        ``module``: the original module, or ``None``; when given, its class must
+        be the one the checkpoint was built from. Raises ``TypeError`` for a
+        checkpoint that is not a dict, ``ValueError`` for one of another type or
+        format, one missing its program path or another required entry, a
+        module of another class, or an output type this process has not
+        registered, and ``FileNotFoundError`` when the ``.pte`` is gone.
+        """
+        if not isinstance(state, dict):
+            raise TypeError(f"from_dict takes the dict that to_dict() returned, got {type(state).__name__}")
+        if state.get("type") != CHECKPOINT_TYPE:
+            raise ValueError(f"the checkpoint is of type {state.get('type')!r}, not {CHECKPOINT_TYPE!r}: "
+                             "give a dict made by OpenVINOBackend.to_dict()")
+        if not isinstance(state.get("format"), int) or state["format"] > CHECKPOINT_FORMAT:
+            raise ValueError(f"the checkpoint has format {state.get('format')!r}; this executorch-openvino reads "
+                             f"format {CHECKPOINT_FORMAT} and older: upgrade it, or build again")
+        missing = [k for k in ("program_path", "config", "device", "inputs", "outputs", "module_type")
+                   if not state.get(k)]
+        if missing:
+            raise ValueError(f"the checkpoint has no {', '.join(map(repr, missing))}; it is incomplete: "
+                             "write it again with to_dict()")
+        program = Path(state["program_path"])
+        if not program.is_file():
+            raise FileNotFoundError(f"the checkpoint's program {str(program)!r} does not exist; build again, or "
+                                    "copy the .pte back to that path")
+        if module is not None:
+            if not isinstance(module, torch.nn.Module):
+                raise TypeError(f"module is a {type(module).__name__}; give the original torch.nn.Module or None")
+            if type(module).__qualname__ != state["module_type"]:
+                raise ValueError(f"the checkpoint was built from a {state['module_type']}, the module given is a "
+                                 f"{type(module).__qualname__}")
+        try:
+            outputs = pytree.treespec_loads(state["outputs"])
+        except Exception as exc:
+            raise ValueError(f"the checkpoint's outputs use a type this process does not know ({exc}); import the "
+                             "module that registers it with torch.export.register_dataclass before from_dict") from exc
+        backend = cls(OpenVINOBackendConfig.from_dict(state["config"]))
+        backend._record = {k: state.get(k) for k in ("module_type", "program_path", "device",
+                                                     "exported_program_path", "inputs")}
+        backend._outputs = outputs
+        backend._state = BackendState.CHECKPOINT_LOADED
+        return backend
+
+    # -- deploy --------------------------------------------------------------------------------
+
+    def deploy(self, device: str | None = None) -> "OpenVINOBackend":
+        """Makes the backend DEPLOYED on ``device`` (default: the device it was built for); it can then
+        only ``infer`` and ``to_dict``.
+
+        For another device than the program's, the saved exported program
+        (``.pt2``) is lowered again with this config on that device and written
+        beside it. Raises ``ValueError`` for a bad device name or when no
+        exported program was saved, and ``RuntimeError`` when the program does
+        not load on the device.
+        """
+        from . import api
+
+        with self._lock:
+            self._require("deploy")
+            device = self._record["device"] if device is None else device
+            if not isinstance(device, str):
+                raise TypeError(f"device is a {type(device).__name__}; give an OpenVINO device name such as 'CPU'")
+            check_option("device", device, "deploy()")
+            if device != self._record["device"]:
+                source = self._record.get("exported_program_path")
+                if not source or not Path(source).is_file():
+                    raise ValueError(f"cannot deploy on {device}: the program was built for {self._record['device']}"
+                                     f" and its exported program ({source!r}) is not there to lower again; build "
+                                     f"with OpenVINOBackendConfig(device={device!r})")
+                program = api.lower_exported(torch.export.load(source), self._partitioner(device),
+                                             plan_inputs=not _has_dynamic_inputs(self._record["inputs"]))
+                path = Path(source).with_suffix(f".{_safe(device)}.pte")
+                self._record = {**self._record, "device": device,
+                                "program_path": str(_write_atomically(path, program.buffer).resolve())}
+                self._method = None
+                self.config = dataclasses.replace(self.config, device=device)
+            if self._method is None:
+                self._load()
+            self._state = BackendState.DEPLOYED
+            return self
+
+
+def _advice(state: BackendState, action: str) -> str:
+    if state is BackendState.INIT:
+        return ": build() a module first, or restore one with OpenVINOBackend.from_dict()"
+    if action == "build":
+        return ": a backend builds one module; make a new OpenVINOBackend for another"
+    if action == "infer":
+        return ": activate() or deploy() first"
+    if state is BackendState.DEPLOYED:
+        return ": a deployed backend stays loaded until it is garbage collected"
+    return ""
+
+
+def _has_dynamic_inputs(inputs: dict) -> bool:
+    return any(isinstance(d, dict) for leaf in inputs["leaves"] if leaf["kind"] == "tensor" for d in leaf["shape"])
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in text)
+
+
+def _write_atomically(path: Path, data: bytes) -> Path:
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=path.suffix)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+    return path
+
+
+def _save_exported(exported, folder: Path):
+    """Saves ``exported`` (``torch.export.save``) to a temporary ``.pt2`` in ``folder``; returns its path and
+    ``None``, or ``None`` and why it could not be saved (deploy to another device then needs a new build)."""
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".", suffix=".pt2")
+    os.close(handle)
+    try:
+        torch.export.save(exported, temporary)
+        return Path(temporary), None
+    except Exception as exc:  # a custom type torch.export cannot serialise
+        os.unlink(temporary)
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+def _return_freed_memory() -> None:
+    """Hands freed heap pages back to the system where glibc keeps them (``malloc_trim(0)``)."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None).malloc_trim(0)
+        except (OSError, AttributeError):  # musl has no malloc_trim
+            pass
