@@ -94,3 +94,22 @@ def test_minilm_sentence_embeddings_match_eager():
     expected = eager(model, inputs)[0]
     assert (actual - expected).abs().max().item() <= 1e-4
     assert torch.nn.functional.cosine_similarity(actual, expected, dim=1).min().item() >= 0.99999
+
+
+def test_a_buffer_the_program_mutates_starts_from_the_modules_values():
+    # ExecuTorch 1.5.1 writes only the shape of a mutated buffer unless asked: the program then
+    # started from zeroed memory (measured: outputs [0, 2, 4, 6] instead of [10, 0, 5, 10]).
+    class Accumulator(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("total", torch.tensor([5.0, -1.0, 0.5, 2.0]))
+
+        def forward(self, x):
+            self.total.add_(x)
+            return self.total * 2
+
+    x = torch.arange(4, dtype=torch.float32)
+    reference = Accumulator()
+    method = exov.load_method(exov.lower(Accumulator(), (x,)).buffer)
+    for _ in range(3):
+        assert torch.equal(method.execute([x])[0], reference(x))

@@ -67,14 +67,22 @@ def lower_exported(exported, partitioner: OpenvinoPartitioner, *, plan_inputs: b
     """
     from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
     from executorch.exir.passes import MemoryPlanningPass
+    from executorch.exir.passes.init_mutable_pass import InitializedMutableBufferPass
 
     keep_zero_dim_integer_dtypes(exported)
     fold_constant_integer_cumsums(exported)
     edge = to_edge_transform_and_lower(exported, partitioner=[partitioner])
-    if plan_inputs:
-        return edge.to_executorch()
-    planning = MemoryPlanningPass(alloc_graph_input=False, alloc_graph_output=False)
-    return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=planning))
+    # ExecuTorch 1.5.1 writes only the shape of a buffer the program mutates, so
+    # the program would start from whatever its memory holds (zeros, measured)
+    # instead of the module's values: have the emitter write them. The edge
+    # program's signature lists the mutations (torch.export's did not, 2.13).
+    # The pass matches substrings of placeholder names: at worst another buffer is written too.
+    signature = edge.exported_program().graph_signature
+    mutated = set(signature.buffers_to_mutate.values())
+    initialise = [name for name, buffer in signature.inputs_to_buffers.items() if buffer in mutated]
+    passes = [InitializedMutableBufferPass(initialise)] if initialise else []
+    planning = MemoryPlanningPass(alloc_graph_input=plan_inputs, alloc_graph_output=plan_inputs)
+    return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=planning, passes=passes))
 
 
 def _refuse_complex_tensors(exported) -> None:

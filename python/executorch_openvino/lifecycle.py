@@ -168,7 +168,7 @@ class OpenVINOBackend:
             if saved_export is not None:
                 os.replace(saved_export, folder / f"{stem}.pt2")
                 saved_export = folder / f"{stem}.pt2"
-            self._record = {
+            record = {
                 "module_type": type(module).__qualname__,
                 "program_path": str(program_path.resolve()),
                 "device": self.config.device,
@@ -176,8 +176,8 @@ class OpenVINOBackend:
                 "exported_program_problem": export_problem,
                 "inputs": inputs,
             }
+            self._load(record)
             self._outputs = outputs
-            self._load()
             self._state = BackendState.ACTIVE
             return self
 
@@ -188,19 +188,23 @@ class OpenVINOBackend:
         return OpenvinoPartitioner(device=device, inference_precision=c.inference_precision,
                                    numerics=c.numerics, performance_hint=c.performance_hint)
 
-    def _load(self) -> None:
+    def _load(self, record: dict | None = None, config: OpenVINOBackendConfig | None = None) -> None:
+        """Loads ``record``'s program with ``config`` (default: the backend's own); on success only,
+        they become the backend's, with the new method and its compile report."""
         import executorch_openvino as exov
 
         from .api import load_method
 
+        record, config = record or self._record, config or self.config
         with _load_lock:
             previous = exov.cache_dir()
-            exov.set_cache_dir(self.config.model_cache_dir)
+            exov.set_cache_dir(config.model_cache_dir)
             try:
-                self._method = load_method(self._record["program_path"])
-                self._compile_report = exov.last_compile_report()
+                method = load_method(record["program_path"])
+                report = exov.last_compile_report()
             finally:
                 exov.set_cache_dir(previous)
+        self._method, self._compile_report, self._record, self.config = method, report, record, config
 
     # -- activate / deactivate ------------------------------------------------------------------
 
@@ -346,11 +350,10 @@ class OpenVINOBackend:
                 program = api.lower_exported(torch.export.load(source), self._partitioner(device),
                                              plan_inputs=not _has_dynamic_inputs(self._record["inputs"]))
                 path = Path(source).with_suffix(f".{_safe(device)}.pte")
-                self._record = {**self._record, "device": device,
-                                "program_path": str(_write_atomically(path, program.buffer).resolve())}
-                self._method = None
-                self.config = dataclasses.replace(self.config, device=device)
-            if self._method is None:
+                record = {**self._record, "device": device,
+                          "program_path": str(_write_atomically(path, program.buffer).resolve())}
+                self._load(record, dataclasses.replace(self.config, device=device))
+            elif self._method is None:
                 self._load()
             self._state = BackendState.DEPLOYED
             return self

@@ -1,0 +1,298 @@
+"""OpenVINOBackend: every state transition, every refused one, input checks, checkpoints across processes."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+import executorch_openvino as exov
+from executorch_openvino import _native
+from executorch_openvino.lifecycle import BackendState, BackendStateError, OpenVINOBackend
+from executorch_openvino.backend_config import OpenVINOBackendConfig
+from conftest import FLOAT32_TOLERANCE, assert_matches_eager
+
+TESTS = Path(__file__).resolve().parent
+sys.path.insert(0, str(TESTS))  # lifecycle_models, which the child processes import too
+from lifecycle_models import Classifier, Counter, Heads, classifier_inputs  # noqa: E402
+BATCH = torch.export.Dim("batch", min=2, max=32)
+DYNAMIC = {"x": {0: BATCH}, "pair": (None, None), "steps": None, "scale": None}
+
+
+def _eager(model, args, kwargs):
+    with torch.no_grad():
+        return model(*args, **kwargs)
+
+
+def assert_same_structure_and_values(actual, expected):
+    """Same pytree structure (dataclass included); floats within float32 tolerances, integers exactly."""
+    actual_leaves, actual_spec = torch.utils._pytree.tree_flatten(actual)
+    expected_leaves, expected_spec = torch.utils._pytree.tree_flatten(expected)
+    assert actual_spec == expected_spec
+    assert_matches_eager(actual_leaves, expected_leaves)
+
+
+@pytest.fixture(scope="module")
+def classifier(tmp_path_factory):
+    """An ACTIVE backend of Classifier, built with a dynamic batch, and the eager model."""
+    model = Classifier().eval()
+    args, kwargs = classifier_inputs()
+    backend = OpenVINOBackend().build(model, args, DYNAMIC, tmp_path_factory.mktemp("programs"),
+                                      example_kwargs=kwargs)
+    return backend, model
+
+
+def test_build_infers_in_the_modules_output_structure(classifier):
+    backend, model = classifier
+    assert backend.state is BackendState.ACTIVE
+    for batch, seed in ((3, 1), (2, 2), (32, 3)):  # batch sizes inside the dynamic range
+        args, kwargs = classifier_inputs(batch, seed)
+        out = backend.infer(*args, **kwargs)
+        assert isinstance(out["heads"], Heads) and out["heads"].labels.dtype == torch.int64
+        assert_same_structure_and_values(out, _eager(model, args, kwargs))
+    # Arguments bind as in a Python call: by name, and a default recorded at build fills one left out.
+    args, kwargs = classifier_inputs(4, 4)
+    by_name = backend.infer(x=args[0], pair=args[1], scale=kwargs["scale"])
+    assert_same_structure_and_values(by_name, _eager(model, args, kwargs))
+
+
+def test_build_does_not_call_a_stateful_module_and_the_program_keeps_its_state(tmp_path):
+    model = Counter()
+    model.total.copy_(torch.tensor([5.0, -1.0, 0.5, 2.0]))  # a state that is not ExecuTorch's zeroed memory
+    x = torch.arange(4, dtype=torch.float32)
+    backend = OpenVINOBackend().build(model, (x,), cache_dir=tmp_path)
+    # torch.export traces with fake tensors: the module was called 0 times.
+    assert model.calls == 0 and torch.equal(model.total, torch.tensor([5.0, -1.0, 0.5, 2.0]))
+    reference = copy.deepcopy(model)
+    for _ in range(3):  # the program's own buffer accumulates as the module's would
+        assert torch.equal(backend.infer(x), reference(x))
+
+
+def test_the_whole_lifecycle_and_deactivate_frees_the_compiled_models(classifier, tmp_path):
+    _, model = classifier
+    args, kwargs = classifier_inputs()
+    before = _native.live_compiled_models()
+    backend = OpenVINOBackend(OpenVINOBackendConfig(performance_hint="THROUGHPUT"))
+    assert backend.state is BackendState.INIT and backend.program_path is None
+    backend.build(model, args, DYNAMIC, tmp_path, example_kwargs=kwargs)
+    assert backend.state is BackendState.ACTIVE
+    assert _native.live_compiled_models() == before + 1
+    assert backend.program_path.parent == tmp_path and backend.program_path.suffix == ".pte"
+    assert backend.program_path.name.startswith(f"Classifier-{backend.config.key()}-")
+    backend.deactivate()
+    assert backend.state is BackendState.INACTIVE
+    assert _native.live_compiled_models() == before  # OpenVINO's compiled model and infer request are gone
+    backend.activate()
+    assert backend.state is BackendState.ACTIVE and _native.live_compiled_models() == before + 1
+    assert_same_structure_and_values(backend.infer(*args, **kwargs), _eager(model, args, kwargs))
+    backend.deactivate().deploy()
+    assert backend.state is BackendState.DEPLOYED
+    assert_same_structure_and_values(backend.infer(*args, **kwargs), _eager(model, args, kwargs))
+    assert repr(backend) == "OpenVINOBackend(DEPLOYED, performance_hint=THROUGHPUT)"
+
+
+@pytest.mark.parametrize("hint, streams", [("LATENCY", 1), ("THROUGHPUT", 2)])
+def test_performance_hint_is_in_the_compiled_models_properties(hint, streams, tmp_path):
+    x = torch.randn(2, 6)
+    backend = OpenVINOBackend(OpenVINOBackendConfig(performance_hint=hint)).build(
+        torch.nn.Linear(6, 3).eval(), (x,), cache_dir=tmp_path)
+    report = backend.compile_report
+    assert report["performance_hint"] == hint  # PERFORMANCE_HINT read back from the compiled model
+    if os.cpu_count() >= 2:  # THROUGHPUT: measured 2 streams on 2 cores (OpenVINO 2025.4.1, 2026.4.1)
+        assert int(report["num_streams"]) >= streams if hint == "THROUGHPUT" else report["num_streams"] == "1"
+
+
+def _state_error(call, state: str, allowed: str):
+    with pytest.raises(BackendStateError) as caught:
+        call()
+    message = str(caught.value)
+    assert f"while the backend is {state}; allowed now: {allowed}" in message, message
+
+
+def test_every_wrong_transition_names_the_state_and_the_allowed_actions(classifier, tmp_path):
+    _, model = classifier
+    args, kwargs = classifier_inputs()
+    fresh = OpenVINOBackend()
+    for action in ("activate", "deactivate", "deploy", "to_dict"):
+        _state_error(getattr(fresh, action), "INIT", "build()")
+    _state_error(lambda: fresh.infer(*args, **kwargs), "INIT", "build()")
+
+    backend = OpenVINOBackend().build(model, args, DYNAMIC, tmp_path, example_kwargs=kwargs)
+    _state_error(lambda: backend.build(model, args), "ACTIVE", "infer(), deactivate(), deploy(), to_dict()")
+    _state_error(backend.activate, "ACTIVE", "infer(), deactivate(), deploy(), to_dict()")
+    state = backend.to_dict()
+    backend.deactivate()
+    _state_error(lambda: backend.infer(*args, **kwargs), "INACTIVE", "activate(), deploy(), to_dict()")
+    _state_error(backend.deactivate, "INACTIVE", "activate(), deploy(), to_dict()")
+
+    restored = OpenVINOBackend.from_dict(None, state)
+    assert restored.state is BackendState.CHECKPOINT_LOADED
+    _state_error(lambda: restored.infer(*args, **kwargs), "CHECKPOINT_LOADED", "activate(), deploy(), to_dict()")
+    _state_error(lambda: restored.build(model, args), "CHECKPOINT_LOADED", "activate(), deploy(), to_dict()")
+    _state_error(restored.deactivate, "CHECKPOINT_LOADED", "activate(), deploy(), to_dict()")
+    restored.deploy()
+    _state_error(restored.deactivate, "DEPLOYED", "infer(), to_dict()")
+    _state_error(restored.deploy, "DEPLOYED", "infer(), to_dict()")
+    _state_error(restored.activate, "DEPLOYED", "infer(), to_dict()")
+    assert_same_structure_and_values(restored.infer(*args, **kwargs), _eager(model, args, kwargs))
+
+
+@pytest.mark.parametrize("change, error, message", [
+    (lambda a, k: ((a[0],), k), TypeError, "missing argument 'pair'"),
+    (lambda a, k: (a + (1,), k), TypeError, "the program takes 3 positional arguments \\(x, pair, steps\\), 4 were"),
+    (lambda a, k: (a, {}), TypeError, "missing argument 'scale'"),
+    (lambda a, k: (a, {**k, "bias": 1}), TypeError, "unknown argument 'bias'; the program takes x, pair, steps, scale"),
+    (lambda a, k: (a, {**k, "x": a[0]}), TypeError, "argument 'x' was given twice"),
+    (lambda a, k: ((a[0].double(),) + a[1:], k), ValueError,
+     "argument 'x' has dtype torch.float64; the program takes a float32 tensor of shape \\(2..32, 16\\)"),
+    (lambda a, k: ((a[0][0],) + a[1:], k), ValueError, "argument 'x' has 1 dimensions"),
+    (lambda a, k: ((a[0][:, :8],) + a[1:], k), ValueError, "argument 'x' has size 8 in dimension 1 .* takes a "
+                                                           "float32 tensor of shape \\(2..32, 16\\)"),
+    (lambda a, k: ((a[0][:1],) + a[1:], k), ValueError, "argument 'x' has size 1 in dimension 0, outside the "
+                                                        "dynamic range 2..32"),
+    (lambda a, k: ((torch.randn(33, 16),) + a[1:], k), ValueError, "size 33 in dimension 0, outside the dynamic"),
+    (lambda a, k: ((a[0], (a[1][0],), 2), k), ValueError, "argument 'pair' is a tuple of 1, the program was "
+                                                          "built for a tuple of 2"),
+    (lambda a, k: ((a[0], [a[1][0], a[1][1]], 2), k), ValueError, "argument 'pair' is a list of 2, the program"),
+    (lambda a, k: ((a[0], (a[1][0], 1.5), 2), k), TypeError, "argument 'pair\\[1\\]' is a float; the program "
+                                                             "takes a float32 tensor of shape \\(5,\\)"),
+    (lambda a, k: (a[:2] + (3,), k), ValueError, "argument 'steps' is 3; the program was built with 2"),
+    (lambda a, k: (a[:2] + (2.0,), k), ValueError, "argument 'steps' is 2.0; the program was built with 2"),
+    (lambda a, k: (a, {"scale": torch.ones(5, dtype=torch.int64)}), ValueError, "argument 'scale' has dtype "
+                                                                                "torch.int64"),
+])
+def test_inputs_are_checked_against_the_build_and_the_error_names_the_argument(classifier, change, error, message):
+    backend, model = classifier
+    args, kwargs = change(*classifier_inputs())
+    with pytest.raises(error, match=message):
+        backend.infer(*args, **kwargs)
+    args, kwargs = classifier_inputs()  # the backend still works
+    assert_same_structure_and_values(backend.infer(*args, **kwargs), _eager(model, args, kwargs))
+
+
+def test_dimensions_of_one_dynamic_size_must_agree(tmp_path):
+    class Add(torch.nn.Module):
+        def forward(self, a, b):
+            return a + b
+
+    n = torch.export.Dim("n", min=2, max=16)
+    backend = OpenVINOBackend().build(Add(), (torch.randn(4, 3), torch.randn(4, 3)),
+                                      {"a": {0: n}, "b": {0: n}}, tmp_path)
+    with pytest.raises(ValueError, match="argument 'b' has size 5 in dimension 0, but 'a' has 4 in dimension 0"):
+        backend.infer(torch.randn(4, 3), torch.randn(5, 3))
+    a, b = torch.randn(7, 3), torch.randn(7, 3)
+    torch.testing.assert_close(backend.infer(a, b), a + b, **FLOAT32_TOLERANCE)
+
+
+def test_build_refuses_what_is_not_a_module_or_a_tuple(tmp_path):
+    with pytest.raises(TypeError, match="build\\(\\) takes a torch.nn.Module, got function"):
+        OpenVINOBackend().build(lambda x: x, (torch.ones(2),), cache_dir=tmp_path)
+    with pytest.raises(TypeError, match="example_inputs is a dict; give a tuple"):
+        OpenVINOBackend().build(torch.nn.ReLU(), {"x": torch.ones(2)}, cache_dir=tmp_path)
+    with pytest.raises(TypeError, match="config is a dict; give an OpenVINOBackendConfig"):
+        OpenVINOBackend({"device": "CPU"})
+
+
+def test_checkpoint_errors(classifier, tmp_path):
+    backend, _ = classifier
+    state = backend.to_dict()
+    json.dumps(state)  # plain data
+    assert state["type"] == "executorch_openvino.OpenVINOBackend" and state["device"] == "CPU"
+    with pytest.raises(TypeError, match="from_dict takes the dict that to_dict\\(\\) returned, got str"):
+        OpenVINOBackend.from_dict(None, json.dumps(state))
+    with pytest.raises(ValueError, match="the checkpoint is of type 'torch_tweak.OpenVINOBackend'"):
+        OpenVINOBackend.from_dict(None, {**state, "type": "torch_tweak.OpenVINOBackend"})
+    with pytest.raises(ValueError, match="the checkpoint has no 'program_path'"):
+        OpenVINOBackend.from_dict(None, {k: v for k, v in state.items() if k != "program_path"})
+    with pytest.raises(FileNotFoundError, match="does not exist; build again"):
+        OpenVINOBackend.from_dict(None, {**state, "program_path": str(tmp_path / "gone.pte")})
+    with pytest.raises(ValueError, match="the checkpoint has format 2"):
+        OpenVINOBackend.from_dict(None, {**state, "format": 2})
+    with pytest.raises(ValueError, match="built from a Classifier, the module given is a Linear"):
+        OpenVINOBackend.from_dict(torch.nn.Linear(2, 2), state)
+    unknown = state["outputs"].replace("lifecycle_models.Heads", "elsewhere.Heads")
+    with pytest.raises(ValueError, match="outputs use a type this process does not know"):
+        OpenVINOBackend.from_dict(None, {**state, "outputs": unknown})
+    with pytest.raises(ValueError, match="'device' is 'cpu'"):
+        OpenVINOBackend.from_dict(None, {**state, "config": {**state["config"], "device": "cpu"}})
+
+
+def test_a_checkpoint_written_by_one_process_is_deployed_and_inferred_by_another(tmp_path):
+    # The child builds and writes the checkpoint; this process deploys it with no module at all.
+    code = f"""
+        import json, sys, torch
+        sys.path.insert(0, {str(TESTS)!r})
+        from executorch_openvino import OpenVINOBackend, OpenVINOBackendConfig
+        from lifecycle_models import Classifier, classifier_inputs
+        args, kwargs = classifier_inputs()
+        batch = torch.export.Dim("batch", min=2, max=32)
+        backend = OpenVINOBackend(OpenVINOBackendConfig(performance_hint="THROUGHPUT")).build(
+            Classifier().eval(), args, {{"x": {{0: batch}}, "pair": (None, None), "steps": None, "scale": None}},
+            {str(tmp_path)!r}, example_kwargs=kwargs)
+        json.dump(backend.to_dict(), open({str(tmp_path / "checkpoint.json")!r}, "w"))
+    """
+    subprocess.run([sys.executable, "-c", textwrap.dedent(code)], check=True, timeout=600, cwd=tmp_path)
+    state = json.loads((tmp_path / "checkpoint.json").read_text())
+    backend = OpenVINOBackend.from_dict(None, state).deploy()
+    assert backend.state is BackendState.DEPLOYED
+    assert backend.compile_report["performance_hint"] == "THROUGHPUT"
+    model = Classifier().eval()  # the same seeded weights as the child's
+    for batch, seed in ((3, 5), (9, 6)):
+        args, kwargs = classifier_inputs(batch, seed)
+        assert_same_structure_and_values(backend.infer(*args, **kwargs), _eager(model, args, kwargs))
+    assert backend.to_dict()["program_path"] == state["program_path"]
+
+
+def test_deploy_on_another_device_lowers_the_saved_export_again(classifier, tmp_path):
+    _, model = classifier
+    args, kwargs = classifier_inputs()
+    backend = OpenVINOBackend(OpenVINOBackendConfig(device="AUTO")).build(model, args, DYNAMIC, tmp_path,
+                                                                          example_kwargs=kwargs)
+    assert backend.compile_report["device"] == "AUTO"
+    with pytest.raises(ValueError, match="'device' is 'gpu'; OpenVINO device names are upper case"):
+        backend.deploy("gpu")
+    with pytest.raises(RuntimeError, match="NOSUCHDEVICE"):  # lowered again, refused by OpenVINO at load
+        backend.deploy("NOSUCHDEVICE")
+    assert backend.state is BackendState.ACTIVE and backend.config.device == "AUTO"  # unchanged by the failure
+    auto_program = backend.program_path
+    backend.deploy("CPU")
+    assert backend.state is BackendState.DEPLOYED and backend.config.device == "CPU"
+    assert backend.compile_report["device"] == "CPU" and backend.program_path != auto_program
+    assert backend.to_dict()["device"] == "CPU"
+    assert_same_structure_and_values(backend.infer(*args, **kwargs), _eager(model, args, kwargs))
+
+    without_export = OpenVINOBackend.from_dict(None, {**backend.to_dict(), "exported_program_path": None})
+    with pytest.raises(ValueError, match="cannot deploy on AUTO: the program was built for CPU and its exported "
+                                         "program \\(None\\) is not there"):
+        without_export.deploy("AUTO")
+
+
+def test_model_cache_dir_is_used_for_this_backend_only(tmp_path):
+    x = torch.randn(2, 6)
+    exov.set_cache_dir(None)
+    config = OpenVINOBackendConfig(model_cache_dir=str(tmp_path / "ov-cache"))
+    backend = OpenVINOBackend(config).build(torch.nn.Linear(6, 3).eval(), (x,), cache_dir=tmp_path)
+    assert backend.compile_report["loaded_from_cache"] is False
+    assert (tmp_path / "ov-cache" / "CPU_f32_LATENCY").is_dir()
+    assert exov.cache_dir() == ""  # the process-wide setting is restored
+    backend.deactivate().activate()
+    assert backend.compile_report["loaded_from_cache"] is True
+
+
+def test_minilm_through_the_backend_matches_eager(tmp_path):
+    pytest.importorskip("transformers")
+    from executorch_openvino.examples.minilm import load_model_and_inputs
+
+    model, inputs = load_model_and_inputs(seq_len=16)
+    backend = OpenVINOBackend().build(model, inputs, cache_dir=tmp_path)
+    actual = backend.infer(*inputs)
+    expected = _eager(model, inputs, {})
+    assert (actual - expected).abs().max().item() <= 1e-4
+    assert torch.nn.functional.cosine_similarity(actual, expected, dim=1).min().item() >= 0.99999
