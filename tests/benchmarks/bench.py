@@ -171,6 +171,25 @@ def measure_loading(workdir: Path, bundled_python: str | None) -> dict:
     return results
 
 
+def measure_lifecycle_memory(workdir: Path) -> dict:
+    """Resident memory of an OpenVINOBackend of PROBE_CASE per state, in a fresh process (lifecycle_probe.py)."""
+    import executorch_openvino as exov
+
+    case = make_case(PROBE_CASE)
+    backend = exov.OpenVINOBackend().build(case.module, case.inputs, cache_dir=workdir / "lifecycle")
+    checkpoint, inputs = workdir / "lifecycle.json", workdir / f"{PROBE_CASE}.inputs.pt"
+    checkpoint.write_text(json.dumps(backend.to_dict()))
+    torch.save(list(case.inputs), inputs)
+    del backend
+    out = subprocess.run([sys.executable, str(HERE / "lifecycle_probe.py"), str(checkpoint), str(inputs)],
+                         capture_output=True, text=True, timeout=900)
+    if out.returncode != 0:
+        return {"error": (out.stdout + out.stderr)[-2000:]}
+    figures = json.loads(out.stdout.strip().splitlines()[-1])
+    print("   " + ", ".join(f"{k} {v:.0f}" for k, v in figures.items()), flush=True)
+    return figures
+
+
 def measure_overhead(workdir: Path, calls: int = 50_000) -> dict | None:
     """The C++ harness overhead.cpp on the tiny_add partition: microseconds per call, no Python involved."""
     import openvino
@@ -232,6 +251,8 @@ def main(argv=None) -> int:
         if not args.no_loading and PROBE_CASE in args.cases and "delegate" in args.engines:
             print(f"\n== loading {PROBE_CASE} in fresh processes", flush=True)
             results["loading"] = measure_loading(workdir, args.bundled_python)
+            print(f"\n== OpenVINOBackend memory per state ({PROBE_CASE}, fresh process, RSS MiB)", flush=True)
+            results["lifecycle_memory"] = measure_lifecycle_memory(workdir)
     if args.packaging:
         results["packaging"] = json.loads(args.packaging.read_text())
 

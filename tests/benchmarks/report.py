@@ -136,6 +136,19 @@ def markdown(results: dict) -> str:
             elif key != "cache_files":
                 lines.append(f"| {key} | {r['load_s'] * 1e3:.1f} | {r['first_call_s'] * 1e3:.1f} | "
                              f"{r['rss_before_load_mib']:.0f} | {r['peak_rss_mib']:.0f} |")
+    memory = results.get("lifecycle_memory")
+    if memory:
+        lines += ["", "`OpenVINOBackend` of MiniLM (batch 1) in a fresh process (`lifecycle_probe.py`): resident memory "
+                  "per state, MiB, after 3 calls when active; two activate/deactivate cycles. The first activation "
+                  "also loads OpenVINO's CPU plugin, which stays with the process:", ""]
+        if "error" in memory:
+            lines.append(f"failed: {memory['error']}")
+        else:
+            states = ("checkpoint_loaded", "active", "inactive", "active_again", "inactive_again")
+            lines += ["| " + " | ".join(states) + " | compiled models active / inactive |",
+                      "|" + "---:|" * (len(states) + 1),
+                      "| " + " | ".join(f"{memory[s]:.0f}" for s in states) +
+                      f" | {memory['compiled_models_active']} / {memory['compiled_models_inactive']} |"]
     packaging = results.get("packaging")
     if packaging:
         lines += ["", f"Repaired wheel: {packaging['repaired_wheel_bytes'] / 1e6:.2f} MB "
