@@ -191,6 +191,19 @@ def test_dimensions_of_one_dynamic_size_must_agree(tmp_path):
     torch.testing.assert_close(backend.infer(a, b), a + b, **FLOAT32_TOLERANCE)
 
 
+def test_an_argument_left_at_its_default_in_build_can_only_be_given_that_default(tmp_path):
+    class Reduce(torch.nn.Module):
+        def forward(self, x, mode: str = "sum"):
+            return x.sum(dim=0) if mode == "sum" else x.amax(dim=0)
+
+    x = torch.randn(3, 4)
+    backend = OpenVINOBackend().build(Reduce(), (x,), cache_dir=tmp_path)
+    torch.testing.assert_close(backend.infer(x, mode="sum"), x.sum(dim=0), **FLOAT32_TOLERANCE)
+    with pytest.raises(TypeError, match="argument 'mode' was not given when the program was built, so the program "
+                                        "uses forward's default for it \\('sum'\\); build again passing 'mode'"):
+        backend.infer(x, mode="max")
+
+
 def test_build_refuses_what_is_not_a_module_or_a_tuple(tmp_path):
     with pytest.raises(TypeError, match="build\\(\\) takes a torch.nn.Module, got function"):
         OpenVINOBackend().build(lambda x: x, (torch.ones(2),), cache_dir=tmp_path)
@@ -213,6 +226,10 @@ def test_checkpoint_errors(classifier, tmp_path):
         OpenVINOBackend.from_dict(None, {k: v for k, v in state.items() if k != "program_path"})
     with pytest.raises(FileNotFoundError, match="does not exist; build again"):
         OpenVINOBackend.from_dict(None, {**state, "program_path": str(tmp_path / "gone.pte")})
+    other = tmp_path / "other.pte"
+    other.write_bytes(Path(state["program_path"]).read_bytes() + b"\0")
+    with pytest.raises(ValueError, match="is not the one the checkpoint was written with \\(its SHA-256 differs"):
+        OpenVINOBackend.from_dict(None, {**state, "program_path": str(other)})
     with pytest.raises(ValueError, match="the checkpoint has format 2"):
         OpenVINOBackend.from_dict(None, {**state, "format": 2})
     with pytest.raises(ValueError, match="built from a Classifier, the module given is a Linear"):

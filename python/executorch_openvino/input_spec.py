@@ -148,9 +148,14 @@ def arrange_inputs(spec: dict, args: tuple, kwargs: dict) -> list:
         if name in values:
             raise TypeError(f"argument {name!r} was given twice, by position and by name")
         if name not in taken:
+            default = parameters.get(name, {}).get("default", inspect.Parameter.empty)
+            if type(value) is type(default) and value == default:
+                continue  # what the program was built with
             if name in parameters:
                 raise TypeError(f"argument {name!r} was not given when the program was built, so the program uses "
-                                f"forward's default for it; build again passing {name!r} to change it")
+                                f"forward's default for it ({default!r}); build again passing {name!r} to change it"
+                                if default is not inspect.Parameter.empty else
+                                f"argument {name!r} was not given when the program was built; build again passing it")
             raise TypeError(f"unknown argument {name!r}; the program takes {', '.join(taken)}")
         values[name] = value
     for name in taken:

@@ -170,6 +170,7 @@ class OpenVINOBackend:
             record = {
                 "module_type": type(module).__qualname__,
                 "program_path": str(program_path.resolve()),
+                "program_sha256": hashlib.sha256(program.buffer).hexdigest(),
                 "device": self.config.device,
                 "exported_program_path": str(saved_export.resolve()) if saved_export else None,
                 "exported_program_problem": export_problem,
@@ -258,7 +259,7 @@ class OpenVINOBackend:
 
     def to_dict(self) -> dict:
         """A checkpoint, JSON-ready: ``type``, ``format``, ``config``, ``program_path``,
-        ``exported_program_path``, ``device``, ``module_type``, ``inputs`` (the input
+        ``program_sha256``, ``exported_program_path``, ``device``, ``module_type``, ``inputs`` (the input
         specification) and ``outputs`` (the output structure, ``treespec_dumps``).
 
         Raises ``ValueError`` when an output type cannot be written (a dataclass
@@ -285,7 +286,8 @@ class OpenVINOBackend:
         checkpoint that is not a dict, ``ValueError`` for one of another type or
         format, one missing its program path or another required entry, a
         module of another class, or an output type this process has not
-        registered, and ``FileNotFoundError`` when the ``.pte`` is gone.
+        registered, or a ``.pte`` whose SHA-256 is not the recorded one (replaced
+        since), and ``FileNotFoundError`` when the ``.pte`` is gone.
         """
         if not isinstance(state, dict):
             raise TypeError(f"from_dict takes the dict that to_dict() returned, got {type(state).__name__}")
@@ -304,6 +306,10 @@ class OpenVINOBackend:
         if not program.is_file():
             raise FileNotFoundError(f"the checkpoint's program {str(program)!r} does not exist; build again, or "
                                     "copy the .pte back to that path")
+        expected = state.get("program_sha256")
+        if expected and _file_sha256(program) != expected:
+            raise ValueError(f"the program {str(program)!r} is not the one the checkpoint was written with (its "
+                             "SHA-256 differs): its input specification would not fit; build again")
         if module is not None:
             if not isinstance(module, torch.nn.Module):
                 raise TypeError(f"module is a {type(module).__name__}; give the original torch.nn.Module or None")
@@ -316,7 +322,7 @@ class OpenVINOBackend:
             raise ValueError(f"the checkpoint's outputs use a type this process does not know ({exc}); import the "
                              "module that registers it with torch.export.register_dataclass before from_dict") from exc
         backend = cls(OpenVINOBackendConfig.from_dict(state["config"]))
-        backend._record = {k: state.get(k) for k in ("module_type", "program_path", "device",
+        backend._record = {k: state.get(k) for k in ("module_type", "program_path", "program_sha256", "device",
                                                      "exported_program_path", "inputs")}
         backend._outputs = outputs
         backend._state = BackendState.CHECKPOINT_LOADED
@@ -352,7 +358,8 @@ class OpenVINOBackend:
                                              plan_inputs=not _has_dynamic_inputs(self._record["inputs"]))
                 path = Path(source).with_suffix(f".{_safe(device)}.pte")
                 record = {**self._record, "device": device,
-                          "program_path": str(_write_atomically(path, program.buffer).resolve())}
+                          "program_path": str(_write_atomically(path, program.buffer).resolve()),
+                          "program_sha256": hashlib.sha256(program.buffer).hexdigest()}
                 self._load(record, dataclasses.replace(self.config, device=device))
             elif self._method is None:
                 self._load()
@@ -378,6 +385,14 @@ def _has_dynamic_inputs(inputs: dict) -> bool:
 
 def _safe(text: str) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in text)
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _write_atomically(path: Path, data: bytes) -> Path:
