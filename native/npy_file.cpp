@@ -1,0 +1,179 @@
+#include "npy_file.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace executorch_openvino {
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+
+// The value of 'key' in the header's Python dict literal, up to its closing
+// delimiter: "'<f4'", "False", "(2, 3)".
+bool dict_value(const std::string& header, const std::string& key, std::string* value) {
+  size_t at = header.find("'" + key + "'");
+  if (at == std::string::npos) return false;
+  at = header.find(':', at);
+  if (at == std::string::npos) return false;
+  ++at;
+  while (at < header.size() && header[at] == ' ') ++at;
+  if (at >= header.size()) return false;
+  size_t end;
+  if (header[at] == '(') {
+    end = header.find(')', at);
+    if (end == std::string::npos) return false;
+    ++end;
+  } else if (header[at] == '\'' || header[at] == '"') {
+    end = header.find(header[at], at + 1);
+    if (end == std::string::npos) return false;
+    ++at;  // without the quotes
+    *value = header.substr(at, end - at);
+    return true;
+  } else {
+    end = header.find_first_of(",}", at);
+    if (end == std::string::npos) return false;
+  }
+  *value = header.substr(at, end - at);
+  while (!value->empty() && value->back() == ' ') value->pop_back();
+  return true;
+}
+
+bool parse_shape(const std::string& text, std::vector<int64_t>* shape) {
+  // "(2, 3)", "(5,)", "()"
+  shape->clear();
+  std::string inner = text.substr(1, text.size() - 2);
+  std::stringstream parts(inner);
+  std::string part;
+  while (std::getline(parts, part, ',')) {
+    size_t first = part.find_first_not_of(' ');
+    if (first == std::string::npos) continue;  // the empty part after "5,"
+    size_t used = 0;
+    long long size;
+    try {
+      size = std::stoll(part.substr(first), &used);
+    } catch (...) {
+      return false;
+    }
+    if (size < 0 || part.find_first_not_of(' ', first + used) != std::string::npos) return false;
+    shape->push_back(size);
+  }
+  return true;
+}
+
+size_t item_size(const std::string& descr) {
+  if (descr.size() < 3) return 0;
+  try {
+    return static_cast<size_t>(std::stoul(descr.substr(2)));
+  } catch (...) {
+    return 0;
+  }
+}
+
+}  // namespace
+
+bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    *error = "cannot open '" + path + "'";
+    return false;
+  }
+  char magic[8];
+  if (!file.read(magic, 8) || std::memcmp(magic, kMagic, 6) != 0) {
+    *error = "'" + path + "' is not a .npy file (no \\x93NUMPY magic); write it with numpy.save";
+    return false;
+  }
+  const int major = static_cast<unsigned char>(magic[6]);
+  uint32_t header_size = 0;
+  if (major == 1) {
+    unsigned char b[2];
+    if (!file.read(reinterpret_cast<char*>(b), 2)) header_size = UINT32_MAX;
+    else header_size = b[0] | (b[1] << 8);
+  } else if (major == 2 || major == 3) {
+    unsigned char b[4];
+    if (!file.read(reinterpret_cast<char*>(b), 4)) header_size = UINT32_MAX;
+    else header_size = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
+  } else {
+    *error = "'" + path + "' is .npy format version " + std::to_string(major) + ", which this runner does not read";
+    return false;
+  }
+  if (header_size == UINT32_MAX || header_size > (1u << 20)) {
+    *error = "'" + path + "' has a damaged .npy header";
+    return false;
+  }
+  std::string header(header_size, '\0');
+  if (!file.read(&header[0], header_size)) {
+    *error = "'" + path + "' ends inside its .npy header";
+    return false;
+  }
+  std::string descr, fortran, shape_text;
+  if (!dict_value(header, "descr", &descr) || !dict_value(header, "fortran_order", &fortran) ||
+      !dict_value(header, "shape", &shape_text) || shape_text.empty() || shape_text[0] != '(' ||
+      !parse_shape(shape_text, &out->shape)) {
+    *error = "'" + path + "' has a .npy header this runner cannot read: " + header;
+    return false;
+  }
+  if (fortran != "False") {
+    *error = "'" + path + "' is in Fortran order; save numpy.ascontiguousarray(array) instead";
+    return false;
+  }
+  if (descr.size() < 3 || descr[0] == '>') {
+    *error = "'" + path + "' holds type '" + descr + "'; the runner reads little-endian numbers "
+             "(save array.astype(array.dtype.newbyteorder('<')))";
+    return false;
+  }
+  size_t count = 1;
+  for (int64_t d : out->shape) {
+    if (d != 0 && count > SIZE_MAX / static_cast<size_t>(d)) {
+      *error = "'" + path + "' declares a shape too large for memory";
+      return false;
+    }
+    count *= static_cast<size_t>(d);
+  }
+  const size_t size = item_size(descr);
+  if (size == 0 || (count != 0 && size > SIZE_MAX / count)) {
+    *error = "'" + path + "' holds type '" + descr + "', which this runner does not read";
+    return false;
+  }
+  out->descr = descr;
+  out->data.resize(count * size);
+  if (!out->data.empty() && !file.read(reinterpret_cast<char*>(out->data.data()), out->data.size())) {
+    *error = "'" + path + "' is truncated: its header declares " + std::to_string(out->data.size()) +
+             " bytes of data";
+    return false;
+  }
+  return true;
+}
+
+bool write_npy(const std::string& path, const std::string& descr, const std::vector<int64_t>& shape,
+               const void* data, size_t nbytes, std::string* error) {
+  std::string shape_text = "(";
+  for (size_t i = 0; i < shape.size(); ++i) shape_text += std::to_string(shape[i]) + (i + 1 < shape.size() ? ", " : "");
+  if (shape.size() == 1) shape_text += ",";
+  shape_text += ")";
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape_text + ", }";
+  // Magic (6) + version (2) + length (2) + header + '\n', padded with spaces to a multiple of 64.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) {
+    *error = "cannot write '" + path + "'";
+    return false;
+  }
+  const unsigned char length[2] = {static_cast<unsigned char>(header.size() & 0xff),
+                                   static_cast<unsigned char>(header.size() >> 8)};
+  file.write(kMagic, 6);
+  file.put('\x01');
+  file.put('\x00');
+  file.write(reinterpret_cast<const char*>(length), 2);
+  file.write(header.data(), header.size());
+  file.write(static_cast<const char*>(data), nbytes);
+  if (!file) {
+    *error = "writing '" + path + "' failed";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace executorch_openvino

@@ -1,0 +1,455 @@
+// executorch-openvino-run: loads a .pte, lists its methods, runs one on .npy
+// (or deterministic random) inputs with this delegate and ExecuTorch's
+// kernels, writes the outputs as .npy files and prints a summary. No Python.
+//
+// Exit status: 0 success, 1 the program failed to load or run, 2 bad arguments or input files.
+#include <executorch/extension/module/module.h>
+#include <executorch/extension/tensor/tensor_ptr.h>
+#include <executorch/runtime/core/exec_aten/util/scalar_type_util.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+#include "delegate_api.h"
+#include "npy_file.h"
+#include "openvino_library.h"
+
+using executorch::aten::ScalarType;
+using executorch::extension::Module;
+using executorch::extension::TensorPtr;
+using executorch::runtime::EValue;
+using executorch::runtime::MethodMeta;
+using executorch::runtime::Tag;
+
+namespace {
+
+const char kUsage[] =
+    "usage: executorch-openvino-run PROGRAM.pte [--list] [--method NAME]\n"
+    "           [--input FILE.npy | --input int:N | --input float:X | --input bool:0|1]...\n"
+    "           [--random-inputs] [--seed N] [--output-dir DIR] [--iterations N] [--openvino-lib PATH]\n"
+    "\n"
+    "  --list            print every method's inputs and outputs, then stop\n"
+    "  --method NAME     the method to run (default: forward)\n"
+    "  --input VALUE     one per method input, in order: a .npy file for a tensor input, int:/float:/bool: for others\n"
+    "  --random-inputs   generate the inputs instead: tensors of the declared shapes, float types N(0, 1),\n"
+    "                    integer types uniform in [0, 100), bool fair coin flips, from --seed (default 0)\n"
+    "  --output-dir DIR  write output i as DIR/output_<i>.npy\n"
+    "  --iterations N    timed runs after the first (default 10); the summary gives their median and mean\n"
+    "  --openvino-lib P  the OpenVINO C library to use. Without it: OPENVINO_LIB_PATH, then the pip openvino\n"
+    "                    package beside this runner's package, then an install tree named by INTEL_OPENVINO_DIR,\n"
+    "                    then CONDA_PREFIX, then the system's library search path\n";
+
+struct Options {
+  std::string program;
+  std::string method = "forward";
+  std::vector<std::string> inputs;
+  bool list = false;
+  bool random_inputs = false;
+  uint64_t seed = 0;
+  std::string output_dir;
+  long iterations = 10;
+  std::string openvino_lib;
+};
+
+int bad_arguments(const std::string& message) {
+  std::fprintf(stderr, "executorch-openvino-run: %s\n(run with --help for the options)\n", message.c_str());
+  return 2;
+}
+
+int failed(const std::string& message) {
+  std::string detail = executorch_openvino::last_error();
+  std::fprintf(stderr, "executorch-openvino-run: %s%s%s\n", message.c_str(),
+               detail.empty() ? "" : "\nexecutorch-openvino: ", detail.c_str());
+  return 1;
+}
+
+bool parse_count(const char* text, long* out) {
+  char* end = nullptr;
+  long value = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || value < 0) return false;
+  *out = value;
+  return true;
+}
+
+// Returns -1 to go on, else the exit status.
+int parse_arguments(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char* name) -> const char* {
+      if (i + 1 >= argc) return nullptr;
+      (void)name;
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "--list") {
+      o->list = true;
+    } else if (arg == "--random-inputs") {
+      o->random_inputs = true;
+    } else if (arg == "--method" || arg == "--input" || arg == "--output-dir" || arg == "--iterations" ||
+               arg == "--seed" || arg == "--openvino-lib") {
+      const char* v = value(arg.c_str());
+      if (v == nullptr) return bad_arguments(arg + " needs a value");
+      if (arg == "--method") o->method = v;
+      if (arg == "--input") o->inputs.push_back(v);
+      if (arg == "--output-dir") o->output_dir = v;
+      if (arg == "--openvino-lib") o->openvino_lib = v;
+      long number = 0;
+      if ((arg == "--iterations" || arg == "--seed") && !parse_count(v, &number)) {
+        return bad_arguments(arg + " takes a whole number >= 0, got '" + v + "'");
+      }
+      if (arg == "--iterations") o->iterations = number;
+      if (arg == "--seed") o->seed = static_cast<uint64_t>(number);
+    } else if (!arg.empty() && arg[0] == '-') {
+      return bad_arguments("unknown option '" + arg + "'");
+    } else if (o->program.empty()) {
+      o->program = arg;
+    } else {
+      return bad_arguments("more than one program given ('" + o->program + "', '" + arg +
+                           "'); pass inputs with --input");
+    }
+  }
+  if (o->program.empty()) return bad_arguments("no program given: executorch-openvino-run PROGRAM.pte ...");
+  if (o->random_inputs && !o->inputs.empty()) {
+    return bad_arguments("give either --input values or --random-inputs, not both");
+  }
+  return -1;
+}
+
+// NumPy's type string for an ExecuTorch scalar type, or "" when .npy has none (bfloat16).
+std::string npy_descr(ScalarType type) {
+  switch (type) {
+    case ScalarType::Float: return "<f4";
+    case ScalarType::Double: return "<f8";
+    case ScalarType::Half: return "<f2";
+    case ScalarType::Byte: return "|u1";
+    case ScalarType::Char: return "|i1";
+    case ScalarType::Short: return "<i2";
+    case ScalarType::Int: return "<i4";
+    case ScalarType::Long: return "<i8";
+    case ScalarType::Bool: return "|b1";
+    default: return "";
+  }
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i) text += std::to_string(shape[i]) + (i + 1 < shape.size() ? ", " : "");
+  return text + (shape.size() == 1 ? ",)" : ")");
+}
+
+template <typename Sizes>
+std::vector<int64_t> to_shape(const Sizes& sizes) {
+  return std::vector<int64_t>(sizes.begin(), sizes.end());
+}
+
+std::string describe_value(const MethodMeta& meta, size_t i, bool input) {
+  auto tag = input ? meta.input_tag(i) : meta.output_tag(i);
+  if (!tag.ok()) return "?";
+  if (tag.get() != Tag::Tensor) return executorch::runtime::tag_to_string(tag.get());
+  auto info = input ? meta.input_tensor_meta(i) : meta.output_tensor_meta(i);
+  if (!info.ok()) return "Tensor";
+  return std::string(executorch::runtime::toString(info->scalar_type())) + " " +
+         shape_text(to_shape(info->sizes()));
+}
+
+void list_methods(Module& module, const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    auto meta = module.method_meta(name);
+    if (!meta.ok()) {
+      std::printf("%s: (its metadata could not be read)\n", name.c_str());
+      continue;
+    }
+    std::printf("%s\n  inputs:\n", name.c_str());
+    for (size_t i = 0; i < meta->num_inputs(); ++i) std::printf("    %zu: %s\n", i, describe_value(*meta, i, true).c_str());
+    std::printf("  outputs:\n");
+    for (size_t i = 0; i < meta->num_outputs(); ++i) std::printf("    %zu: %s\n", i, describe_value(*meta, i, false).c_str());
+  }
+  std::printf("(tensor sizes of dynamic dimensions are their upper bounds)\n");
+}
+
+// The storage of one tensor input; the TensorPtr points into `data`.
+struct InputTensor {
+  std::vector<uint8_t> data;
+  TensorPtr tensor;
+};
+
+bool random_tensor(ScalarType type, const std::vector<int64_t>& shape, std::mt19937_64& rng, InputTensor* out,
+                   std::string* error) {
+  size_t count = 1;
+  for (int64_t d : shape) count *= static_cast<size_t>(d);
+  const size_t item = executorch::runtime::elementSize(type);
+  out->data.assign(count * item, 0);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  std::uniform_int_distribution<int64_t> uniform(0, 99);
+  for (size_t k = 0; k < count; ++k) {
+    uint8_t* at = out->data.data() + k * item;
+    switch (type) {
+      case ScalarType::Float: { float v = static_cast<float>(normal(rng)); std::memcpy(at, &v, 4); break; }
+      case ScalarType::Double: { double v = normal(rng); std::memcpy(at, &v, 8); break; }
+      case ScalarType::Long: { int64_t v = uniform(rng); std::memcpy(at, &v, 8); break; }
+      case ScalarType::Int: { int32_t v = static_cast<int32_t>(uniform(rng)); std::memcpy(at, &v, 4); break; }
+      case ScalarType::Short: { int16_t v = static_cast<int16_t>(uniform(rng)); std::memcpy(at, &v, 2); break; }
+      case ScalarType::Char: { int8_t v = static_cast<int8_t>(uniform(rng)); std::memcpy(at, &v, 1); break; }
+      case ScalarType::Byte: { uint8_t v = static_cast<uint8_t>(uniform(rng)); *at = v; break; }
+      case ScalarType::Bool: { *at = static_cast<uint8_t>(uniform(rng) % 2); break; }
+      default:
+        *error = std::string("random inputs of type ") + executorch::runtime::toString(type) +
+                 " are not supported; pass a .npy file";
+        return false;
+    }
+  }
+  return true;
+}
+
+// Parses "int:3", "float:0.5", "bool:1" for a non-tensor input.
+bool scalar_input(const std::string& text, size_t i, EValue* out, std::string* error) {
+  const size_t colon = text.find(':');
+  const std::string kind = text.substr(0, colon == std::string::npos ? 0 : colon);
+  const std::string number = colon == std::string::npos ? "" : text.substr(colon + 1);
+  char* end = nullptr;
+  if (kind == "int") {
+    long long v = std::strtoll(number.c_str(), &end, 10);
+    if (!number.empty() && *end == '\0') { *out = EValue(static_cast<int64_t>(v)); return true; }
+  } else if (kind == "float") {
+    double v = std::strtod(number.c_str(), &end);
+    if (!number.empty() && *end == '\0') { *out = EValue(v); return true; }
+  } else if (kind == "bool" && (number == "0" || number == "1")) {
+    *out = EValue(number == "1");
+    return true;
+  }
+  *error = "input " + std::to_string(i) + " is not a tensor: give it as int:N, float:X or bool:0|1, not '" +
+           text + "'";
+  return false;
+}
+
+bool tensor_input(const std::string& path, size_t i, const MethodMeta& meta, InputTensor* out, std::string* error) {
+  auto info = meta.input_tensor_meta(i);
+  executorch_openvino::NpyArray array;
+  if (!executorch_openvino::read_npy(path, &array, error)) {
+    *error = "input " + std::to_string(i) + ": " + *error;
+    return false;
+  }
+  const ScalarType type = info->scalar_type();
+  const std::vector<int64_t> declared = to_shape(info->sizes());
+  const std::string wanted = npy_descr(type);
+  if (array.descr != wanted) {
+    *error = "input " + std::to_string(i) + " ('" + path + "') holds NumPy type '" + array.descr +
+             "'; the method takes " + executorch::runtime::toString(type) + (wanted.empty() ? "" : " ('" + wanted + "')") +
+             ": save array.astype(...) of that type";
+    return false;
+  }
+  if (array.shape.size() != declared.size()) {
+    *error = "input " + std::to_string(i) + " ('" + path + "') has shape " + shape_text(array.shape) + "; the method takes " +
+             std::to_string(declared.size()) + " dimensions " + shape_text(declared);
+    return false;
+  }
+  for (size_t d = 0; d < declared.size(); ++d) {
+    if (array.shape[d] > declared[d]) {  // smaller fits a dynamic dimension: ExecuTorch checks that
+      *error = "input " + std::to_string(i) + " ('" + path + "') has shape " + shape_text(array.shape) +
+               "; the method takes " + shape_text(declared) + " (dynamic dimensions: at most that)";
+      return false;
+    }
+  }
+  out->data = std::move(array.data);
+  std::vector<executorch::aten::SizesType> sizes(array.shape.begin(), array.shape.end());
+  out->tensor = executorch::extension::make_tensor_ptr(std::move(sizes), out->data.data(), type);
+  return true;
+}
+
+bool write_output(const EValue& value, size_t i, const std::string& dir, std::string* error) {
+  const std::string path = dir + "/output_" + std::to_string(i) + ".npy";
+  if (value.isTensor()) {
+    const auto& t = value.toTensor();
+    const std::string descr = npy_descr(t.scalar_type());
+    if (descr.empty()) {
+      *error = std::string("output ") + std::to_string(i) + " is " + executorch::runtime::toString(t.scalar_type()) +
+               ", which .npy cannot hold";
+      return false;
+    }
+    return executorch_openvino::write_npy(path, descr, to_shape(t.sizes()), t.const_data_ptr(), t.nbytes(), error);
+  }
+  if (value.isInt()) {
+    int64_t v = value.toInt();
+    return executorch_openvino::write_npy(path, "<i8", {}, &v, sizeof v, error);
+  }
+  if (value.isDouble()) {
+    double v = value.toDouble();
+    return executorch_openvino::write_npy(path, "<f8", {}, &v, sizeof v, error);
+  }
+  if (value.isBool()) {
+    uint8_t v = value.toBool();
+    return executorch_openvino::write_npy(path, "|b1", {}, &v, 1, error);
+  }
+  *error = "output " + std::to_string(i) + " is a " + executorch::runtime::tag_to_string(value.tag) +
+           ", which has no .npy form";
+  return false;
+}
+
+std::string summary(const EValue& value) {
+  if (value.isTensor()) {
+    const auto& t = value.toTensor();
+    return std::string(executorch::runtime::toString(t.scalar_type())) + " " + shape_text(to_shape(t.sizes()));
+  }
+  if (value.isInt()) return "int " + std::to_string(value.toInt());
+  if (value.isDouble()) return "float " + std::to_string(value.toDouble());
+  if (value.isBool()) return std::string("bool ") + (value.toBool() ? "true" : "false");
+  return executorch::runtime::tag_to_string(value.tag);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  int status = parse_arguments(argc, argv, &o);
+  if (status >= 0) return status;
+
+  auto& openvino = executorch_openvino::OpenVinoLibrary::instance();
+  if (!o.openvino_lib.empty()) {
+    struct stat info;
+    if (stat(o.openvino_lib.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+      return bad_arguments("--openvino-lib '" + o.openvino_lib + "' is not a file; give the OpenVINO C library, "
+                           "e.g. .../libopenvino_c.so.2541");
+    }
+    char* absolute = realpath(o.openvino_lib.c_str(), nullptr);
+    openvino.set_explicit_library_path(absolute ? absolute : o.openvino_lib);
+    std::free(absolute);
+  }
+  // Installed from the wheel, the runner sits in site-packages/executorch_openvino/,
+  // and a pip openvino package, if any, in site-packages/openvino/libs.
+  if (char* self = realpath("/proc/self/exe", nullptr)) {
+    std::string dir(self);
+    std::free(self);
+    dir = dir.substr(0, dir.rfind('/')) + "/../openvino/libs";
+    struct stat info;
+    if (stat(dir.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) openvino.set_pip_library_dir(dir);
+  }
+  struct stat program_info;
+  if (stat(o.program.c_str(), &program_info) != 0 || !S_ISREG(program_info.st_mode)) {
+    return bad_arguments("the program '" + o.program + "' does not exist or is not a file");
+  }
+  if (executorch_openvino::registration_status() != executorch::runtime::Error::Ok) {
+    return failed("the OpenVINO delegate did not register with ExecuTorch's runtime");
+  }
+
+  Module module(o.program, Module::LoadMode::Mmap);
+  if (module.load() != executorch::runtime::Error::Ok) {
+    return failed("'" + o.program + "' is not an ExecuTorch program this runtime can load");
+  }
+  auto names_result = module.method_names();
+  if (!names_result.ok()) return failed("could not read the methods of '" + o.program + "'");
+  std::vector<std::string> names(names_result->begin(), names_result->end());
+  std::sort(names.begin(), names.end());
+  if (o.list) {
+    list_methods(module, names);
+    return 0;
+  }
+  if (std::find(names.begin(), names.end(), o.method) == names.end()) {
+    std::string all;
+    for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
+    return bad_arguments("the program has no method '" + o.method + "'; it has: " + all);
+  }
+  auto meta = module.method_meta(o.method);
+  if (!meta.ok()) return failed("could not read the metadata of method '" + o.method + "'");
+  const size_t n_inputs = meta->num_inputs();
+  if (!o.random_inputs && o.inputs.size() != n_inputs) {
+    return bad_arguments("method '" + o.method + "' takes " + std::to_string(n_inputs) + " inputs, " +
+                         std::to_string(o.inputs.size()) + " --input values were given (or use --random-inputs; "
+                         "--list shows them)");
+  }
+
+  std::vector<InputTensor> storage(n_inputs);
+  std::vector<EValue> inputs(n_inputs);
+  std::mt19937_64 rng(o.seed);
+  std::string error;
+  for (size_t i = 0; i < n_inputs; ++i) {
+    auto tag = meta->input_tag(i);
+    const bool is_tensor = tag.ok() && tag.get() == Tag::Tensor;
+    if (is_tensor && o.random_inputs) {
+      auto info = meta->input_tensor_meta(i);
+      if (!random_tensor(info->scalar_type(), to_shape(info->sizes()), rng, &storage[i], &error)) {
+        return bad_arguments("input " + std::to_string(i) + ": " + error);
+      }
+      auto sizes = info->sizes();
+      storage[i].tensor = executorch::extension::make_tensor_ptr(
+          std::vector<executorch::aten::SizesType>(sizes.begin(), sizes.end()), storage[i].data.data(),
+          info->scalar_type());
+    } else if (is_tensor) {
+      if (!tensor_input(o.inputs[i], i, *meta, &storage[i], &error)) return bad_arguments(error);
+    } else if (o.random_inputs) {
+      return bad_arguments("input " + std::to_string(i) + " is not a tensor (" +
+                           describe_value(*meta, i, true) + "): pass every input with --input");
+    } else if (!scalar_input(o.inputs[i], i, &inputs[i], &error)) {
+      return bad_arguments(error);
+    }
+    if (is_tensor) inputs[i] = EValue(*storage[i].tensor);
+  }
+
+  using Clock = std::chrono::steady_clock;
+  executorch_openvino::clear_last_error();
+  auto start = Clock::now();
+  if (module.load_method(o.method) != executorch::runtime::Error::Ok) {
+    return failed("method '" + o.method + "' did not load" +
+                  (openvino.is_loaded() ? std::string()
+                                        : "; to choose the OpenVINO C library, pass --openvino-lib PATH"));
+  }
+  const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  // Run 0 is the first (timed alone); runs 1..iterations are timed together. The
+  // outputs written are the last run's (the method's memory holds them).
+  std::vector<EValue> outputs;
+  std::vector<double> times;
+  double first_ms = 0;
+  for (long k = 0; k <= o.iterations; ++k) {
+    start = Clock::now();
+    auto result = module.execute(o.method, inputs);
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    if (!result.ok()) {
+      char code[16];
+      std::snprintf(code, sizeof code, "0x%x", static_cast<unsigned>(result.error()));
+      return failed("method '" + o.method + "' failed on run " + std::to_string(k + 1) + " (ExecuTorch error " +
+                    code + "); --list shows the inputs it takes");
+    }
+    if (k == 0) {
+      first_ms = ms;
+    } else {
+      times.push_back(ms);
+    }
+    outputs = std::move(*result);
+  }
+
+  if (!o.output_dir.empty()) {
+    struct stat dir_info;
+    if (stat(o.output_dir.c_str(), &dir_info) != 0 && mkdir(o.output_dir.c_str(), 0755) != 0) {
+      return bad_arguments("cannot create the output folder '" + o.output_dir + "'");
+    }
+  }
+  std::printf("program %s, method %s: load %.1f ms, first run %.2f ms\n", o.program.c_str(), o.method.c_str(),
+              load_ms, first_ms);
+  if (!times.empty()) {
+    std::vector<double> sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    double mean = 0;
+    for (double t : times) mean += t / times.size();
+    std::printf("%zu timed runs: median %.3f ms, mean %.3f ms, min %.3f ms\n", times.size(),
+                sorted[sorted.size() / 2], mean, sorted.front());
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const EValue& value = outputs[i];
+    std::printf("output %zu: %s", i, summary(value).c_str());
+    if (!o.output_dir.empty()) {
+      if (!write_output(value, i, o.output_dir, &error)) return failed(error);
+      std::printf(" -> %s/output_%zu.npy", o.output_dir.c_str(), i);
+    }
+    std::printf("\n");
+  }
+  return 0;
+}
