@@ -1,8 +1,8 @@
 #include "npy_file.h"
 
+#include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <memory>
 
 namespace executorch_openvino {
 namespace {
@@ -40,46 +40,51 @@ bool dict_value(const std::string& header, const std::string& key, std::string* 
 }
 
 bool parse_shape(const std::string& text, std::vector<int64_t>* shape) {
-  // "(2, 3)", "(5,)", "()"
+  // "(2, 3)", "(5,)", "()"; digits only, without <sstream> (it would pull
+  // libstdc++'s locale code, and with it newer glibc symbols, into the runner).
   shape->clear();
-  std::string inner = text.substr(1, text.size() - 2);
-  std::stringstream parts(inner);
-  std::string part;
-  while (std::getline(parts, part, ',')) {
-    size_t first = part.find_first_not_of(' ');
-    if (first == std::string::npos) continue;  // the empty part after "5,"
-    size_t used = 0;
-    long long size;
-    try {
-      size = std::stoll(part.substr(first), &used);
-    } catch (...) {
-      return false;
+  size_t at = 1;
+  const size_t end = text.size() - 1;
+  while (at < end) {
+    while (at < end && (text[at] == ' ' || text[at] == ',')) ++at;
+    if (at >= end) break;
+    if (text[at] < '0' || text[at] > '9') return false;
+    int64_t size = 0;
+    while (at < end && text[at] >= '0' && text[at] <= '9') {
+      if (size > (INT64_MAX - 9) / 10) return false;
+      size = size * 10 + (text[at++] - '0');
     }
-    if (size < 0 || part.find_first_not_of(' ', first + used) != std::string::npos) return false;
+    if (at < end && text[at] != ',' && text[at] != ' ') return false;
     shape->push_back(size);
   }
   return true;
 }
 
+// "<f4" -> 4; 0 for anything else.
 size_t item_size(const std::string& descr) {
-  if (descr.size() < 3) return 0;
-  try {
-    return static_cast<size_t>(std::stoul(descr.substr(2)));
-  } catch (...) {
-    return 0;
-  }
+  if (descr.size() != 3 || descr[2] < '1' || descr[2] > '8') return 0;
+  return static_cast<size_t>(descr[2] - '0');
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using File = std::unique_ptr<std::FILE, FileCloser>;
+
+bool read_exactly(std::FILE* file, void* data, size_t size) {
+  return std::fread(data, 1, size, file) == size;
 }
 
 }  // namespace
 
 bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
-  std::ifstream file(path, std::ios::binary);
+  File file(std::fopen(path.c_str(), "rb"));
   if (!file) {
     *error = "cannot open '" + path + "'";
     return false;
   }
   char magic[8];
-  if (!file.read(magic, 8) || std::memcmp(magic, kMagic, 6) != 0) {
+  if (!read_exactly(file.get(), magic, 8) || std::memcmp(magic, kMagic, 6) != 0) {
     *error = "'" + path + "' is not a .npy file (no \\x93NUMPY magic); write it with numpy.save";
     return false;
   }
@@ -87,11 +92,11 @@ bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
   uint32_t header_size = 0;
   if (major == 1) {
     unsigned char b[2];
-    if (!file.read(reinterpret_cast<char*>(b), 2)) header_size = UINT32_MAX;
+    if (!read_exactly(file.get(), b, 2)) header_size = UINT32_MAX;
     else header_size = b[0] | (b[1] << 8);
   } else if (major == 2 || major == 3) {
     unsigned char b[4];
-    if (!file.read(reinterpret_cast<char*>(b), 4)) header_size = UINT32_MAX;
+    if (!read_exactly(file.get(), b, 4)) header_size = UINT32_MAX;
     else header_size = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
   } else {
     *error = "'" + path + "' is .npy format version " + std::to_string(major) + ", which this runner does not read";
@@ -102,7 +107,7 @@ bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
     return false;
   }
   std::string header(header_size, '\0');
-  if (!file.read(&header[0], header_size)) {
+  if (!read_exactly(file.get(), &header[0], header_size)) {
     *error = "'" + path + "' ends inside its .npy header";
     return false;
   }
@@ -137,7 +142,7 @@ bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
   }
   out->descr = descr;
   out->data.resize(count * size);
-  if (!out->data.empty() && !file.read(reinterpret_cast<char*>(out->data.data()), out->data.size())) {
+  if (!out->data.empty() && !read_exactly(file.get(), out->data.data(), out->data.size())) {
     *error = "'" + path + "' is truncated: its header declares " + std::to_string(out->data.size()) +
              " bytes of data";
     return false;
@@ -156,20 +161,19 @@ bool write_npy(const std::string& path, const std::string& descr, const std::vec
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  File file(std::fopen(path.c_str(), "wb"));
   if (!file) {
     *error = "cannot write '" + path + "'";
     return false;
   }
-  const unsigned char length[2] = {static_cast<unsigned char>(header.size() & 0xff),
-                                   static_cast<unsigned char>(header.size() >> 8)};
-  file.write(kMagic, 6);
-  file.put('\x01');
-  file.put('\x00');
-  file.write(reinterpret_cast<const char*>(length), 2);
-  file.write(header.data(), header.size());
-  file.write(static_cast<const char*>(data), nbytes);
-  if (!file) {
+  const unsigned char head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+                                  static_cast<unsigned char>(header.size() & 0xff),
+                                  static_cast<unsigned char>(header.size() >> 8)};
+  bool ok = std::fwrite(head, 1, sizeof head, file.get()) == sizeof head &&
+            std::fwrite(header.data(), 1, header.size(), file.get()) == header.size() &&
+            std::fwrite(data, 1, nbytes, file.get()) == nbytes;
+  ok = std::fclose(file.release()) == 0 && ok;
+  if (!ok) {
     *error = "writing '" + path + "' failed";
     return false;
   }

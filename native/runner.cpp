@@ -12,8 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <memory>
-#include <random>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
@@ -31,6 +31,32 @@ using executorch::runtime::Tag;
 
 namespace {
 
+// No stat(): its GLIBC_2.33 symbol would keep the runner out of manylinux_2_28.
+bool is_dir(const std::string& path) {
+  DIR* dir = opendir(path.c_str());
+  if (dir) closedir(dir);
+  return dir != nullptr;
+}
+bool is_readable_file(const std::string& path) {
+  if (is_dir(path)) return false;
+  std::FILE* file = std::fopen(path.c_str(), "rb");
+  if (file) std::fclose(file);
+  return file != nullptr;
+}
+
+// SplitMix64 (Steele, Lea, Flood 2014): a fixed sequence per seed, on every platform and
+// standard library (std::mt19937 would pull libstdc++'s random.o and glibc 2.36's arc4random).
+struct SplitMix64 {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+};
+
 const char kUsage[] =
     "usage: executorch-openvino-run PROGRAM.pte [--list] [--method NAME]\n"
     "           [--input FILE.npy | --input int:N | --input float:X | --input bool:0|1]...\n"
@@ -39,8 +65,9 @@ const char kUsage[] =
     "  --list            print every method's inputs and outputs, then stop\n"
     "  --method NAME     the method to run (default: forward)\n"
     "  --input VALUE     one per method input, in order: a .npy file for a tensor input, int:/float:/bool: for others\n"
-    "  --random-inputs   generate the inputs instead: tensors of the declared shapes, float types N(0, 1),\n"
-    "                    integer types uniform in [0, 100), bool fair coin flips, from --seed (default 0)\n"
+    "  --random-inputs   generate the inputs instead: tensors of the declared shapes, float types uniform in\n"
+    "                    [-1, 1), integer types uniform in [0, 100), bool fair coin flips, from --seed (default 0;\n"
+    "                    SplitMix64, the same numbers on every machine)\n"
     "  --output-dir DIR  write output i as DIR/output_<i>.npy\n"
     "  --iterations N    timed runs after the first (default 10); the summary gives their median and mean\n"
     "  --openvino-lib P  the OpenVINO C library to use. Without it: OPENVINO_LIB_PATH, then the pip openvino\n"
@@ -183,25 +210,25 @@ struct InputTensor {
   TensorPtr tensor;
 };
 
-bool random_tensor(ScalarType type, const std::vector<int64_t>& shape, std::mt19937_64& rng, InputTensor* out,
+bool random_tensor(ScalarType type, const std::vector<int64_t>& shape, SplitMix64& rng, InputTensor* out,
                    std::string* error) {
   size_t count = 1;
   for (int64_t d : shape) count *= static_cast<size_t>(d);
   const size_t item = executorch::runtime::elementSize(type);
   out->data.assign(count * item, 0);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  std::uniform_int_distribution<int64_t> uniform(0, 99);
   for (size_t k = 0; k < count; ++k) {
     uint8_t* at = out->data.data() + k * item;
+    const double real = rng.unit() * 2.0 - 1.0;
+    const int64_t integer = static_cast<int64_t>(rng.next() % 100);
     switch (type) {
-      case ScalarType::Float: { float v = static_cast<float>(normal(rng)); std::memcpy(at, &v, 4); break; }
-      case ScalarType::Double: { double v = normal(rng); std::memcpy(at, &v, 8); break; }
-      case ScalarType::Long: { int64_t v = uniform(rng); std::memcpy(at, &v, 8); break; }
-      case ScalarType::Int: { int32_t v = static_cast<int32_t>(uniform(rng)); std::memcpy(at, &v, 4); break; }
-      case ScalarType::Short: { int16_t v = static_cast<int16_t>(uniform(rng)); std::memcpy(at, &v, 2); break; }
-      case ScalarType::Char: { int8_t v = static_cast<int8_t>(uniform(rng)); std::memcpy(at, &v, 1); break; }
-      case ScalarType::Byte: { uint8_t v = static_cast<uint8_t>(uniform(rng)); *at = v; break; }
-      case ScalarType::Bool: { *at = static_cast<uint8_t>(uniform(rng) % 2); break; }
+      case ScalarType::Float: { float v = static_cast<float>(real); std::memcpy(at, &v, 4); break; }
+      case ScalarType::Double: { std::memcpy(at, &real, 8); break; }
+      case ScalarType::Long: { std::memcpy(at, &integer, 8); break; }
+      case ScalarType::Int: { int32_t v = static_cast<int32_t>(integer); std::memcpy(at, &v, 4); break; }
+      case ScalarType::Short: { int16_t v = static_cast<int16_t>(integer); std::memcpy(at, &v, 2); break; }
+      case ScalarType::Char: { int8_t v = static_cast<int8_t>(integer); std::memcpy(at, &v, 1); break; }
+      case ScalarType::Byte: { *at = static_cast<uint8_t>(integer); break; }
+      case ScalarType::Bool: { *at = static_cast<uint8_t>(integer % 2); break; }
       default:
         *error = std::string("random inputs of type ") + executorch::runtime::toString(type) +
                  " are not supported; pass a .npy file";
@@ -315,8 +342,7 @@ int main(int argc, char** argv) {
 
   auto& openvino = executorch_openvino::OpenVinoLibrary::instance();
   if (!o.openvino_lib.empty()) {
-    struct stat info;
-    if (stat(o.openvino_lib.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    if (!is_readable_file(o.openvino_lib)) {
       return bad_arguments("--openvino-lib '" + o.openvino_lib + "' is not a file; give the OpenVINO C library, "
                            "e.g. .../libopenvino_c.so.2541");
     }
@@ -330,11 +356,9 @@ int main(int argc, char** argv) {
     std::string dir(self);
     std::free(self);
     dir = dir.substr(0, dir.rfind('/')) + "/../openvino/libs";
-    struct stat info;
-    if (stat(dir.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) openvino.set_pip_library_dir(dir);
+    if (is_dir(dir)) openvino.set_pip_library_dir(dir);
   }
-  struct stat program_info;
-  if (stat(o.program.c_str(), &program_info) != 0 || !S_ISREG(program_info.st_mode)) {
+  if (!is_readable_file(o.program)) {
     return bad_arguments("the program '" + o.program + "' does not exist or is not a file");
   }
   if (executorch_openvino::registration_status() != executorch::runtime::Error::Ok) {
@@ -369,7 +393,7 @@ int main(int argc, char** argv) {
 
   std::vector<InputTensor> storage(n_inputs);
   std::vector<EValue> inputs(n_inputs);
-  std::mt19937_64 rng(o.seed);
+  SplitMix64 rng{o.seed};
   std::string error;
   for (size_t i = 0; i < n_inputs; ++i) {
     auto tag = meta->input_tag(i);
@@ -427,8 +451,7 @@ int main(int argc, char** argv) {
   }
 
   if (!o.output_dir.empty()) {
-    struct stat dir_info;
-    if (stat(o.output_dir.c_str(), &dir_info) != 0 && mkdir(o.output_dir.c_str(), 0755) != 0) {
+    if (!is_dir(o.output_dir) && mkdir(o.output_dir.c_str(), 0755) != 0) {
       return bad_arguments("cannot create the output folder '" + o.output_dir + "'");
     }
   }
