@@ -689,6 +689,13 @@ class OpenVinoBackend final : public BackendInterface {
                    ov_type_name(port.type) + " in the compiled model; lower the model again");
       return Error::InvalidType;
     }
+    if (out.nbytes() > 0 && out.const_data_ptr() == nullptr) {
+      // A program output left out of memory planning (dynamic shapes) that the
+      // caller gave no buffer: executorch.runtime gives one, a C++ caller must.
+      report_error("execute: output " + std::to_string(i) + " has no memory: the program's outputs are not "
+                   "memory planned, so give the method a buffer for it (Module::set_output, Method::set_output_data_ptr)");
+      return Error::InvalidState;
+    }
     BoundBuffer& bound = partition.bound_outputs[i];
     const bool in_place = port.is_static && !port.aliases_input && port.byte_size == out.nbytes() &&
                           port.byte_size > 0;

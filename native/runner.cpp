@@ -427,6 +427,24 @@ int main(int argc, char** argv) {
                                         : "; to choose the OpenVINO C library, pass --openvino-lib PATH"));
   }
   const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  // Outputs left out of memory planning (programs with dynamic shapes) need
+  // buffers from the caller: one per output, at its upper-bound size.
+  std::vector<std::vector<uint8_t>> output_storage(meta->num_outputs());
+  std::vector<TensorPtr> output_tensors(meta->num_outputs());
+  for (size_t i = 0; i < meta->num_outputs(); ++i) {
+    auto tag = meta->output_tag(i);
+    if (!tag.ok() || tag.get() != Tag::Tensor) continue;
+    auto info = meta->output_tensor_meta(i);
+    if (!info.ok() || info->is_memory_planned()) continue;
+    output_storage[i].assign(info->nbytes(), 0);
+    auto sizes = info->sizes();
+    output_tensors[i] = executorch::extension::make_tensor_ptr(
+        std::vector<executorch::aten::SizesType>(sizes.begin(), sizes.end()), output_storage[i].data(),
+        info->scalar_type());
+    if (module.set_output(o.method, EValue(*output_tensors[i]), i) != executorch::runtime::Error::Ok) {
+      return failed("could not give output " + std::to_string(i) + " of method '" + o.method + "' its buffer");
+    }
+  }
   // Run 0 is the first (timed alone); runs 1..iterations are timed together. The
   // outputs written are the last run's (the method's memory holds them).
   std::vector<EValue> outputs;
