@@ -25,6 +25,7 @@ def test_defaults_and_describe():
 @pytest.mark.parametrize("field, value, message", [
     ("device", "cpu", "'device' is 'cpu'; OpenVINO device names are upper case \\(did you mean 'CPU'\\?\\)"),
     ("device", "", "'device' is empty; give an OpenVINO device such as 'CPU'"),
+    ("device", "CPU ", "'device' is 'CPU '; OpenVINO device names have no spaces \\(did you mean 'CPU'\\?\\)"),
     ("inference_precision", "fp32", "'inference_precision' is 'fp32'; allowed values are 'f32', 'f16', 'bf16'"),
     ("performance_hint", "latency", "'performance_hint' is 'latency'; allowed values are 'LATENCY', 'THROUGHPUT', "
                                     "'CUMULATIVE_THROUGHPUT'"),
@@ -40,6 +41,16 @@ def test_an_invalid_value_fails_when_the_config_is_made(field, value, message):
 def test_a_value_that_is_not_text_is_a_type_error(field, value):
     with pytest.raises(TypeError, match=f"'{field}' is a"):
         OpenVINOBackendConfig(**{field: value})
+
+
+def test_config_file_errors_name_the_file(tmp_path, monkeypatch):
+    with pytest.raises(OSError, match=f"cannot write the config to '{tmp_path / 'missing' / 'c.json'}'"):
+        OpenVINOBackendConfig().to_json(tmp_path / "missing" / "c.json")
+    (tmp_path / "latin1.json").write_bytes(b'{"device": "\xe9"}')
+    with pytest.raises(ValueError, match="latin1.json' is not a JSON config"):
+        OpenVINOBackendConfig.from_json(tmp_path / "latin1.json")
+    monkeypatch.chdir(tmp_path)
+    assert OpenVINOBackendConfig(model_cache_dir="cache").model_cache_dir == str(tmp_path / "cache")
 
 
 def test_dict_round_trip_and_unknown_fields(tmp_path):

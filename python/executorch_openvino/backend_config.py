@@ -40,13 +40,19 @@ class OpenVINOBackendConfig:
     ``performance_hint``
         OpenVINO's ``PERFORMANCE_HINT``: ``"LATENCY"`` (default; OpenVINO
         2025.4/2026.4's CPU default too), ``"THROUGHPUT"``,
-        ``"CUMULATIVE_THROUGHPUT"``, or ``""`` to pass none.
+        ``"CUMULATIVE_THROUGHPUT"``, or ``""`` to pass none. ``THROUGHPUT``
+        splits the device into streams for concurrent infer requests, but the
+        delegate runs one request per partition at a time, so one call uses
+        one stream's share of the cores: on CPU it is slower per call
+        (README, ``OpenVINOBackend``).
     ``numerics``
         ``"exact"`` (default) or ``"fast"``: whether operations OpenVINO computes
         differently from PyTorch stay on ExecuTorch's kernels (README, numerics table).
     ``model_cache_dir``
-        A folder for OpenVINO's compiled-model cache, used when the program is
-        loaded (``executorch_openvino.set_cache_dir``), or ``None`` (default) for none.
+        A folder for OpenVINO's compiled-model cache, used when this backend
+        loads its program (``executorch_openvino.set_cache_dir``), made
+        absolute when the config is made; ``None`` (default): the process-wide
+        setting, no cache unless ``set_cache_dir`` was called.
 
     Raises ``ValueError`` naming the field and its allowed values, and
     ``TypeError`` for a value that is not text.
@@ -73,6 +79,7 @@ class OpenVINOBackendConfig:
                                 "give a folder path as text, or None for no model cache")
             if self.model_cache_dir == "":
                 raise ValueError(f"{_WHAT} 'model_cache_dir' is empty; give a folder, or None for no model cache")
+            object.__setattr__(self, "model_cache_dir", os.path.abspath(self.model_cache_dir))
 
     def to_dict(self) -> dict:
         """The fields as a JSON-ready dict (``{"device": "CPU", ...}``)."""
@@ -98,11 +105,15 @@ class OpenVINOBackendConfig:
         """Writes ``to_dict()`` as JSON to ``path``, readable and writable by its owner only (mode 0o600).
 
         The file is replaced atomically, so a reader never sees half of it and
-        an existing file's wider permissions are not kept.
+        an existing file's wider permissions are not kept. Raises ``OSError``
+        naming ``path`` when its folder cannot be written.
         """
         path = os.fspath(path)
         folder = os.path.dirname(os.path.abspath(path))
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".config-", suffix=".json")  # created 0o600
+        try:
+            handle, temporary = tempfile.mkstemp(dir=folder, prefix=".config-", suffix=".json")  # created 0o600
+        except OSError as exc:
+            raise OSError(exc.errno, f"cannot write the config to {path!r}: {exc.strerror}") from None
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as file:
                 json.dump(self.to_dict(), file, indent=2, sort_keys=True)
@@ -115,11 +126,11 @@ class OpenVINOBackendConfig:
 
     @classmethod
     def from_json(cls, path) -> "OpenVINOBackendConfig":
-        """Reads a file written by :meth:`to_json`. Raises ``ValueError`` for a file that is not JSON."""
+        """Reads a file written by :meth:`to_json`. Raises ``ValueError`` for a file that is not UTF-8 JSON."""
         with open(path, encoding="utf-8") as file:
             try:
                 values = json.load(file)
-            except json.JSONDecodeError as exc:
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                 raise ValueError(f"{os.fspath(path)!r} is not a JSON config: {exc}") from exc
         return cls.from_dict(values)
 

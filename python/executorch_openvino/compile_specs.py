@@ -99,6 +99,9 @@ def check_option(key: str, value: str, what: str = "compile spec") -> None:
     if key == "device":
         if not value:
             raise ValueError(f"{what} 'device' is empty; give an OpenVINO device such as 'CPU'")
+        if any(c.isspace() for c in value):
+            raise ValueError(f"{what} 'device' is {value!r}; OpenVINO device names have no spaces "
+                             f"(did you mean {''.join(value.split())!r}?)")
         if value != value.upper():
             # OpenVINO 2025.4/2026.4: 'Device with "cpu" name is not registered'.
             raise ValueError(f"{what} 'device' is {value!r}; OpenVINO device names are upper case "

@@ -30,12 +30,14 @@ import tempfile
 import threading
 from pathlib import Path
 
+import copy
+
 import torch
 from torch.utils import _pytree as pytree
 
 from .backend_config import OpenVINOBackendConfig
 from .compile_specs import check_option
-from .input_spec import arrange_inputs, record_inputs
+from .input_spec import arrange_inputs, dumps_structure, loads_structure, record_inputs
 
 CHECKPOINT_TYPE = "executorch_openvino.OpenVINOBackend"
 CHECKPOINT_FORMAT = 1
@@ -95,6 +97,7 @@ class OpenVINOBackend:
         self._lock = threading.RLock()
         self._record: dict | None = None  # what to_dict writes, besides the config
         self._outputs = None  # the output TreeSpec
+        self._input_structure = None  # the input TreeSpec, parsed once
         self._method = None  # the loaded OpenvinoMethod (it keeps its program alive)
         self._compile_report: dict | None = None
 
@@ -131,16 +134,22 @@ class OpenVINOBackend:
 
         ``example_inputs``: a tuple of positional arguments (a lone tensor
         stands for a 1-tuple); ``example_kwargs``: keyword arguments;
-        ``dynamic_shapes`` as ``torch.export.export`` takes it. The module is
-        not called: ``torch.export`` traces it with fake tensors, so a stateful
-        module's attributes and buffers are as before build (0 calls), and the
-        program keeps its own copy of mutable buffers. Writes
+        ``dynamic_shapes`` as ``torch.export.export`` takes it. ``torch.export``
+        runs ``forward`` once on fake tensors: the module's attributes and
+        buffers are as before build (Python side effects outside the module,
+        such as printing, happen once). The program keeps its own copy of the
+        buffers it changes, starting from their values at build; every load
+        (``activate``, ``from_dict``, ``deploy``) starts from those values again.
+        Arguments ``forward`` changes in place are changed in place by
+        ``infer`` too. Writes
         ``<Module>-<config key>-<program digest>.pte`` and, for ``deploy`` to
         another device, the exported program beside it as ``.pt2``, under
         ``cache_dir`` (default :func:`default_program_dir`).
 
         Raises ``TypeError`` for a module that is not a ``torch.nn.Module``,
-        what ``torch.export`` and lowering raise, and ``RuntimeError`` with the
+        ``ValueError`` for input or output types a checkpoint cannot hold (a
+        dataclass registered without a serialised type name), what
+        ``torch.export`` and lowering raise, and ``RuntimeError`` with the
         delegate's message when the program does not load.
         """
         from . import api
@@ -158,26 +167,35 @@ class OpenVINOBackend:
             folder.mkdir(parents=True, exist_ok=True)
             partitioner = self._partitioner(self.config.device)
             exported = api.export(module, tuple(example_inputs), example_kwargs, dynamic_shapes)
-            inputs = record_inputs(exported, module.forward)
+            inputs = record_inputs(exported, module.forward)  # fails early for types a checkpoint cannot hold
             outputs = exported.call_spec.out_spec
-            saved_export, export_problem = _save_exported(exported, folder)
-            program = api.lower_exported(exported, partitioner, plan_inputs=dynamic_shapes is None)
-            stem = f"{type(module).__name__}-{self.config.key()}-{hashlib.sha256(program.buffer).hexdigest()[:16]}"
+            dumps_structure(outputs, "output")
+            saved_export = _save_exported(exported, folder)
+            try:
+                program = api.lower_exported(exported, partitioner, plan_inputs=dynamic_shapes is None)
+            except BaseException:
+                if saved_export is not None:
+                    saved_export.unlink(missing_ok=True)
+                raise
+            digest = hashlib.sha256(program.buffer).hexdigest()
+            stem = f"{type(module).__name__}-{self.config.key()}-{digest[:16]}"
             program_path = _write_atomically(folder / f"{stem}.pte", program.buffer)
             if saved_export is not None:
                 os.replace(saved_export, folder / f"{stem}.pt2")
                 saved_export = folder / f"{stem}.pt2"
             record = {
-                "module_type": type(module).__qualname__,
+                "module_type": _type_name(type(module)),
                 "program_path": str(program_path.resolve()),
-                "program_sha256": hashlib.sha256(program.buffer).hexdigest(),
+                "program_sha256": digest,
+                "program_outputs": _program_outputs(program),
                 "device": self.config.device,
                 "exported_program_path": str(saved_export.resolve()) if saved_export else None,
-                "exported_program_problem": export_problem,
+                "exported_program_sha256": _file_sha256(saved_export) if saved_export else None,
                 "inputs": inputs,
             }
             self._load(record)
             self._outputs = outputs
+            self._input_structure = exported.call_spec.in_spec
             self._state = BackendState.ACTIVE
             return self
 
@@ -190,17 +208,31 @@ class OpenVINOBackend:
 
     def _load(self, record: dict | None = None, config: OpenVINOBackendConfig | None = None) -> None:
         """Loads ``record``'s program with ``config`` (default: the backend's own); on success only,
-        they become the backend's, with the new method and its compile report."""
+        they become the backend's, with the new method and its compile report.
+
+        The file is read once, checked against the recorded SHA-256 and loaded
+        from those bytes, so a ``.pte`` replaced since the build cannot run
+        with this backend's input specification."""
         import executorch_openvino as exov
 
         from .api import load_method
 
         record, config = record or self._record, config or self.config
+        path = Path(record["program_path"])
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise FileNotFoundError(f"the program {str(path)!r} does not exist; build again, or copy the .pte "
+                                    "back to that path") from None
+        if hashlib.sha256(data).hexdigest() != record["program_sha256"]:
+            raise ValueError(f"the program {str(path)!r} is not the one this backend was built with (its SHA-256 "
+                             "differs): its input specification would not fit; build again")
         with _load_lock:
             previous = exov.cache_dir()
-            exov.set_cache_dir(config.model_cache_dir)
+            if config.model_cache_dir is not None:
+                exov.set_cache_dir(config.model_cache_dir)
             try:
-                method = load_method(record["program_path"])
+                method = load_method(data)
                 report = exov.last_compile_report()
             finally:
                 exov.set_cache_dir(previous)
@@ -248,34 +280,44 @@ class OpenVINOBackend:
         """
         with self._lock:
             self._require("infer")
-            flat = arrange_inputs(self._record["inputs"], args, kwargs)
+            given = []
+            flat = arrange_inputs(self._record["inputs"], args, kwargs, self._input_structure, originals=given)
             outputs = self._method.execute(flat)
-        if len(outputs) != self._outputs.num_leaves:
-            raise RuntimeError(f"the program returned {len(outputs)} outputs, the module's output structure has "
+            returned = self._record["program_outputs"]
+            if len(outputs) != len(returned):
+                raise RuntimeError(f"the program returned {len(outputs)} values, its checkpoint expects "
+                                   f"{len(returned)}; build again")
+            results = []
+            with torch.no_grad():
+                for value, mutated_input in zip(outputs, returned):
+                    if mutated_input is None:
+                        results.append(value)
+                    else:  # forward changed this argument in place: so does infer
+                        given[mutated_input].copy_(value)
+        if len(results) != self._outputs.num_leaves:
+            raise RuntimeError(f"the program returned {len(results)} outputs, the module's output structure has "
                                f"{self._outputs.num_leaves}; build again")
-        return pytree.tree_unflatten(list(outputs), self._outputs)
+        return pytree.tree_unflatten(results, self._outputs)
 
     # -- checkpoint ----------------------------------------------------------------------------
 
     def to_dict(self) -> dict:
-        """A checkpoint, JSON-ready: ``type``, ``format``, ``config``, ``program_path``,
-        ``program_sha256``, ``exported_program_path``, ``device``, ``module_type``, ``inputs`` (the input
-        specification) and ``outputs`` (the output structure, ``treespec_dumps``).
+        """A checkpoint, JSON-ready (a copy: changing it does not change the backend).
 
-        Raises ``ValueError`` when an output type cannot be written (a dataclass
-        registered without ``serialized_type_name``).
+        Keys: ``type``, ``format``, ``config``, ``device``, ``module_type``
+        (``package.module.Class``), ``program_path`` and ``program_sha256``,
+        ``exported_program_path`` and ``exported_program_sha256`` (``None``
+        when torch.export could not save the program), ``inputs`` (the input
+        specification, :func:`executorch_openvino.input_spec.record_inputs`),
+        ``program_outputs`` (per value the program returns: ``None`` for the
+        module's next output, or the index of the input it changes in place)
+        and ``outputs`` (the output structure, ``treespec_dumps``).
         """
         with self._lock:
             self._require("to_dict")
-            try:
-                outputs = pytree.treespec_dumps(self._outputs)
-            except Exception as exc:
-                raise ValueError(f"the module's output structure cannot be written to a checkpoint ({exc}); "
-                                 "register output dataclasses with torch.export.register_dataclass(cls, "
-                                 "serialized_type_name='package.module.Class')") from exc
-            return {"type": CHECKPOINT_TYPE, "format": CHECKPOINT_FORMAT, "config": self.config.to_dict(),
-                    **{k: v for k, v in self._record.items() if k != "exported_program_problem"},
-                    "outputs": outputs}
+            return copy.deepcopy({"type": CHECKPOINT_TYPE, "format": CHECKPOINT_FORMAT,
+                                  "config": self.config.to_dict(), **self._record,
+                                  "outputs": dumps_structure(self._outputs, "output")})
 
     @classmethod
     def from_dict(cls, module: torch.nn.Module | None, state: dict) -> "OpenVINOBackend":
@@ -294,37 +336,41 @@ class OpenVINOBackend:
         if state.get("type") != CHECKPOINT_TYPE:
             raise ValueError(f"the checkpoint is of type {state.get('type')!r}, not {CHECKPOINT_TYPE!r}: "
                              "give a dict made by OpenVINOBackend.to_dict()")
-        if not isinstance(state.get("format"), int) or state["format"] > CHECKPOINT_FORMAT:
-            raise ValueError(f"the checkpoint has format {state.get('format')!r}; this executorch-openvino reads "
-                             f"format {CHECKPOINT_FORMAT} and older: upgrade it, or build again")
-        missing = [k for k in ("program_path", "config", "device", "inputs", "outputs", "module_type")
-                   if not state.get(k)]
-        if missing:
-            raise ValueError(f"the checkpoint has no {', '.join(map(repr, missing))}; it is incomplete: "
-                             "write it again with to_dict()")
+        version = state.get("format")
+        if type(version) is not int or not 1 <= version <= CHECKPOINT_FORMAT:
+            raise ValueError(f"the checkpoint has format {version!r}; this executorch-openvino reads format "
+                             f"{CHECKPOINT_FORMAT}: upgrade it, or build again")
+        for key, kind in _CHECKPOINT_ENTRIES.items():
+            if key not in state or not isinstance(state[key], kind) or state[key] in ("", {}):
+                what = "no" if key not in state else f"a {type(state[key]).__name__} as"
+                raise ValueError(f"the checkpoint has {what} {key!r} (it takes a {kind.__name__}); it is incomplete "
+                                 "or was edited: write it again with to_dict()")
+        state = copy.deepcopy(state)
+        inputs = state["inputs"]
+        if not all(k in inputs for k in ("parameters", "positional", "keywords", "structure", "leaves")):
+            raise ValueError("the checkpoint's 'inputs' lack the input specification (parameters, positional, "
+                             "keywords, structure, leaves); write it again with to_dict()")
+        config = OpenVINOBackendConfig.from_dict(state["config"])
+        if state["device"] != config.device:
+            raise ValueError(f"the checkpoint's device {state['device']!r} differs from its config's "
+                             f"{config.device!r}; it was edited: write it again with to_dict()")
         program = Path(state["program_path"])
         if not program.is_file():
             raise FileNotFoundError(f"the checkpoint's program {str(program)!r} does not exist; build again, or "
                                     "copy the .pte back to that path")
-        expected = state.get("program_sha256")
-        if expected and _file_sha256(program) != expected:
+        if _file_sha256(program) != state["program_sha256"]:
             raise ValueError(f"the program {str(program)!r} is not the one the checkpoint was written with (its "
                              "SHA-256 differs): its input specification would not fit; build again")
         if module is not None:
             if not isinstance(module, torch.nn.Module):
                 raise TypeError(f"module is a {type(module).__name__}; give the original torch.nn.Module or None")
-            if type(module).__qualname__ != state["module_type"]:
+            if _type_name(type(module)) != state["module_type"]:
                 raise ValueError(f"the checkpoint was built from a {state['module_type']}, the module given is a "
-                                 f"{type(module).__qualname__}")
-        try:
-            outputs = pytree.treespec_loads(state["outputs"])
-        except Exception as exc:
-            raise ValueError(f"the checkpoint's outputs use a type this process does not know ({exc}); import the "
-                             "module that registers it with torch.export.register_dataclass before from_dict") from exc
-        backend = cls(OpenVINOBackendConfig.from_dict(state["config"]))
-        backend._record = {k: state.get(k) for k in ("module_type", "program_path", "program_sha256", "device",
-                                                     "exported_program_path", "inputs")}
-        backend._outputs = outputs
+                                 f"{_type_name(type(module))}")
+        backend = cls(config)
+        backend._outputs = loads_structure(state["outputs"], "output")
+        backend._input_structure = loads_structure(inputs["structure"], "input")
+        backend._record = {k: state.get(k) for k in _RECORD_KEYS}
         backend._state = BackendState.CHECKPOINT_LOADED
         return backend
 
@@ -354,12 +400,16 @@ class OpenVINOBackend:
                     raise ValueError(f"cannot deploy on {device}: the program was built for {self._record['device']}"
                                      f" and its exported program ({source!r}) is not there to lower again; build "
                                      f"with OpenVINOBackendConfig(device={device!r})")
+                if _file_sha256(Path(source)) != self._record.get("exported_program_sha256"):
+                    raise ValueError(f"cannot deploy on {device}: the exported program {source!r} is not the one "
+                                     f"this backend was built with (its SHA-256 differs); build again")
                 program = api.lower_exported(torch.export.load(source), self._partitioner(device),
                                              plan_inputs=not _has_dynamic_inputs(self._record["inputs"]))
                 path = Path(source).with_suffix(f".{_safe(device)}.pte")
                 record = {**self._record, "device": device,
                           "program_path": str(_write_atomically(path, program.buffer).resolve()),
-                          "program_sha256": hashlib.sha256(program.buffer).hexdigest()}
+                          "program_sha256": hashlib.sha256(program.buffer).hexdigest(),
+                          "program_outputs": _program_outputs(program)}
                 self._load(record, dataclasses.replace(self.config, device=device))
             elif self._method is None:
                 self._load()
@@ -377,6 +427,31 @@ def _advice(state: BackendState, action: str) -> str:
     if state is BackendState.DEPLOYED:
         return ": a deployed backend stays loaded until it is garbage collected"
     return ""
+
+
+# What from_dict requires, and of which type.
+_CHECKPOINT_ENTRIES = {"config": dict, "device": str, "module_type": str, "program_path": str,
+                       "program_sha256": str, "program_outputs": list, "inputs": dict, "outputs": str}
+_RECORD_KEYS = ("module_type", "program_path", "program_sha256", "program_outputs", "device",
+                "exported_program_path", "exported_program_sha256", "inputs")
+
+
+def _type_name(cls) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _program_outputs(program) -> list:
+    """Per value the ``.pte`` returns: ``None`` for the module's next output, or the index of the input the
+    module changes in place (ExecuTorch 1.5.1 returns those first; buffer changes stay inside the program)."""
+    signature = program.exported_program().graph_signature
+    user_inputs = list(signature.user_inputs)
+    returned = []
+    for spec in signature.output_specs:
+        kind = spec.kind.name
+        if kind == "BUFFER_MUTATION":
+            continue
+        returned.append(user_inputs.index(spec.target) if kind == "USER_INPUT_MUTATION" else None)
+    return returned
 
 
 def _has_dynamic_inputs(inputs: dict) -> bool:
@@ -408,15 +483,14 @@ def _write_atomically(path: Path, data: bytes) -> Path:
     return path
 
 
-def _save_exported(exported, folder: Path):
-    """Saves ``exported`` (``torch.export.save``) to a temporary ``.pt2`` in ``folder``; returns its path and
-    ``None``, or ``None`` and why it could not be saved (deploy to another device then needs a new build)."""
+def _save_exported(exported, folder: Path) -> Path | None:
+    """Saves ``exported`` (``torch.export.save``) to a temporary ``.pt2`` in ``folder``, or returns ``None``
+    when torch.export cannot save it (a custom type): ``deploy`` to another device then needs a new build."""
     handle, temporary = tempfile.mkstemp(dir=folder, prefix=".", suffix=".pt2")
     os.close(handle)
     try:
         torch.export.save(exported, temporary)
-        return Path(temporary), None
-    except Exception as exc:  # a custom type torch.export cannot serialise
+        return Path(temporary)
+    except Exception:
         os.unlink(temporary)
-        return None, f"{type(exc).__name__}: {exc}"
-
+        return None
