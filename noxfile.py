@@ -557,23 +557,30 @@ def fuzz(session: nox.Session) -> None:
 
     - processed_blob_fuzz: native/processed_blob.cpp's parser, seeds tests/fuzz/corpus;
     - delegate_init_fuzz: compile specs and blob through BackendInterface::init
-      with OpenVINO (the pip package) loaded, and one execute; seeds tests/fuzz/init_corpus.
+      with OpenVINO (the pip package) loaded, and one execute; seeds tests/fuzz/init_corpus;
+    - npy_file_fuzz: the C++ runner's .npy reader and writer (native/npy_file.cpp),
+      seeds tests/fuzz/npy_corpus.
 
     The seeds run first (a crash input saved there is a regression test), then
     what earlier runs found (build/fuzz/*corpus). A finding stops the run, fails
     the session and is written to build/fuzz/crash-*.
     """
     seconds = int(session.posargs[0]) if session.posargs else FUZZ_SECONDS
-    targets = session.posargs[1:] or ["processed_blob_fuzz", "delegate_init_fuzz"]
+    targets = session.posargs[1:] or ["processed_blob_fuzz", "npy_file_fuzz", "delegate_init_fuzz"]
     (clang,) = _debian_tools(session, FUZZ_PACKAGES, lambda: (shutil.which("clang++-14"),))
     out = BUILD / "fuzz"
-    for corpus in ("corpus", "init_corpus"):
+    for corpus in ("corpus", "init_corpus", "npy_corpus"):
         (out / corpus).mkdir(parents=True, exist_ok=True)
     if "processed_blob_fuzz" in targets:
         parser = out / "processed_blob_fuzz"
         session.run(clang, *FUZZ_FLAGS, "-I", str(ROOT / "native"), str(ROOT / "native" / "processed_blob.cpp"),
                     str(ROOT / "tests" / "fuzz" / "processed_blob_fuzz.cpp"), "-lz", "-o", str(parser), external=True)
         _run_fuzzer(session, parser, seconds, [out / "corpus", ROOT / "tests" / "fuzz" / "corpus"])
+    if "npy_file_fuzz" in targets:
+        reader = out / "npy_file_fuzz"
+        session.run(clang, *FUZZ_FLAGS, "-I", str(ROOT / "native"), str(ROOT / "native" / "npy_file.cpp"),
+                    str(ROOT / "tests" / "fuzz" / "npy_file_fuzz.cpp"), "-o", str(reader), external=True)
+        _run_fuzzer(session, reader, seconds, [out / "npy_corpus", ROOT / "tests" / "fuzz" / "npy_corpus"])
     if "delegate_init_fuzz" not in targets:
         return
 

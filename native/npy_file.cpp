@@ -140,6 +140,25 @@ bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
     *error = "'" + path + "' holds type '" + descr + "', which this runner does not read";
     return false;
   }
+  // The data must be in the file: checked before allocating, so a header
+  // declaring a huge shape is refused instead of exhausting memory.
+  const long data_start = std::ftell(file.get());
+  if (data_start < 0 || std::fseek(file.get(), 0, SEEK_END) != 0) {
+    *error = "cannot read '" + path + "'";
+    return false;
+  }
+  const long file_end = std::ftell(file.get());
+  const unsigned long long available = file_end > data_start ? static_cast<unsigned long long>(file_end - data_start) : 0;
+  if (std::fseek(file.get(), data_start, SEEK_SET) != 0) {
+    *error = "cannot read '" + path + "'";
+    return false;
+  }
+  if (static_cast<unsigned long long>(count) * size > available) {
+    *error = "'" + path + "' is truncated: its header declares shape " + shape_text + " of '" + descr + "' (" +
+             std::to_string(static_cast<unsigned long long>(count) * size) + " bytes), the file holds " +
+             std::to_string(available) + " bytes of data";
+    return false;
+  }
   out->descr = descr;
   out->data.resize(count * size);
   if (!out->data.empty() && !read_exactly(file.get(), out->data.data(), out->data.size())) {

@@ -140,6 +140,9 @@ def test_minilm_outputs_equal_pythons_bit_for_bit(tmp_path):
     (["{pte}", "--input", "{x}", "--input", "gone.npy"], "input 1: cannot open 'gone.npy'"),
     (["{pte}", "--input", "{pte}", "--input", "{ids}"], "is not a .npy file"),
     (["{pte}", "--input", "{fortran}", "--input", "{ids}"], "is in Fortran order"),
+    (["{pte}", "--input", "{huge}", "--input", "{ids}"],
+     "huge.npy' is truncated: its header declares shape \\(1099511627776, 4\\) of '<f4' \\(17592186044416 bytes\\), "
+     "the file holds 8 bytes of data"),
     (["{pte}", "--input", "{x}", "--random-inputs"], "give either --input values or --random-inputs"),
     (["{pte}", "--iterations", "many"], "--iterations takes a whole number >= 0, got 'many'"),
     (["{pte}", "--frobnicate"], "unknown option '--frobnicate'"),
@@ -149,12 +152,17 @@ def test_minilm_outputs_equal_pythons_bit_for_bit(tmp_path):
 def test_bad_arguments_end_with_a_message_and_status_2(arguments, message, small_program, tmp_path):
     pte, (x, ids) = small_program
     files = {"pte": pte, "x": tmp_path / "x.npy", "ids": tmp_path / "ids.npy", "wide": tmp_path / "wide.npy",
-             "x64": tmp_path / "x64.npy", "fortran": tmp_path / "fortran.npy"}
+             "x64": tmp_path / "x64.npy", "fortran": tmp_path / "fortran.npy", "huge": tmp_path / "huge.npy"}
     np.save(files["x"], x.numpy())
     np.save(files["ids"], ids.numpy())
     np.save(files["wide"], np.zeros((3, 5), np.float32))
     np.save(files["x64"], x.numpy().astype(np.float64))
     np.save(files["fortran"], np.asfortranarray(x.numpy()))
+    # A header declaring 16 TiB over 8 bytes of data: refused before anything is allocated.
+    header = np.lib.format.header_data_from_array_1_0(np.zeros((1, 4), np.float32))
+    with open(files["huge"], "wb") as f:
+        np.lib.format.write_array_header_1_0(f, {**header, "shape": (2**40, 4)})
+        f.write(bytes(8))
     result = run_runner(*[a.format(**files) for a in arguments], cwd=tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
     assert re.search(message, result.stderr), result.stderr
