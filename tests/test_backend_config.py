@@ -51,6 +51,8 @@ def test_config_file_errors_name_the_file(tmp_path, monkeypatch):
         OpenVINOBackendConfig.from_json(tmp_path / "latin1.json")
     monkeypatch.chdir(tmp_path)
     assert OpenVINOBackendConfig(model_cache_dir="cache").model_cache_dir == str(tmp_path / "cache")
+    with pytest.raises(ValueError, match="'model_cache_dir' is '.*latin1.json', a file; give a folder"):
+        OpenVINOBackendConfig(model_cache_dir="latin1.json")
 
 
 def test_dict_round_trip_and_unknown_fields(tmp_path):

@@ -81,7 +81,11 @@ def lower_exported(exported, partitioner: OpenvinoPartitioner, *, plan_inputs: b
     mutated = set(signature.buffers_to_mutate.values())
     initialise = [name for name, buffer in signature.inputs_to_buffers.items() if buffer in mutated]
     passes = [InitializedMutableBufferPass(initialise)] if initialise else []
-    planning = MemoryPlanningPass(alloc_graph_input=plan_inputs, alloc_graph_output=plan_inputs)
+    # An input the program changes in place must be planned: left to the
+    # caller, ExecuTorch 1.5.1 computed on it wrongly (x.add_(1); x * 2 gave
+    # [2, 2, 2, 2] for [0, 1, 2, 3], even without a delegate).
+    changes_inputs = any(spec.kind.name == "USER_INPUT_MUTATION" for spec in signature.output_specs)
+    planning = MemoryPlanningPass(alloc_graph_input=plan_inputs or changes_inputs, alloc_graph_output=plan_inputs)
     return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=planning, passes=passes))
 
 

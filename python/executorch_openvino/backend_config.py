@@ -80,6 +80,9 @@ class OpenVINOBackendConfig:
             if self.model_cache_dir == "":
                 raise ValueError(f"{_WHAT} 'model_cache_dir' is empty; give a folder, or None for no model cache")
             object.__setattr__(self, "model_cache_dir", os.path.abspath(self.model_cache_dir))
+            if os.path.exists(self.model_cache_dir) and not os.path.isdir(self.model_cache_dir):
+                raise ValueError(f"{_WHAT} 'model_cache_dir' is {self.model_cache_dir!r}, a file; give a folder "
+                                 "(it is created if missing), or None")
 
     def to_dict(self) -> dict:
         """The fields as a JSON-ready dict (``{"device": "CPU", ...}``)."""

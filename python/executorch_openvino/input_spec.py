@@ -87,6 +87,38 @@ def _symbols_of(dimension: dict) -> list:
     return [str(s) for s in sympy.sympify(dimension["expression"]).free_symbols]
 
 
+_KINDS = {"POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD", "VAR_POSITIONAL", "KEYWORD_ONLY", "VAR_KEYWORD"}
+
+
+def check_recorded_inputs(spec) -> None:
+    """Raises ``ValueError`` naming what is malformed in a :func:`record_inputs` result read from a checkpoint."""
+    def fail(what):
+        raise ValueError(f"the checkpoint's input specification is malformed ({what}); write it again with to_dict()")
+
+    if not isinstance(spec, dict):
+        fail("not a dict")
+    for key, kind in (("parameters", list), ("positional", list), ("keywords", list), ("structure", str),
+                      ("leaves", list), ("symbols", dict)):
+        if not isinstance(spec.get(key), kind):
+            fail(f"{key!r} is not a {kind.__name__}")
+    for p in spec["parameters"]:
+        if not isinstance(p, dict) or not isinstance(p.get("name"), str) or p.get("kind") not in _KINDS:
+            fail(f"parameter {p!r}")
+    for leaf in spec["leaves"]:
+        if not isinstance(leaf, dict) or not isinstance(leaf.get("name"), str):
+            fail(f"leaf {leaf!r}")
+        if leaf.get("kind") == "tensor":
+            if not isinstance(leaf.get("dtype"), str) or not hasattr(torch, leaf["dtype"]) \
+                    or not isinstance(leaf.get("shape"), list):
+                fail(f"leaf {leaf['name']!r}")
+            for d in leaf["shape"]:
+                if not (isinstance(d, int) or (isinstance(d, dict) and (d.get("symbol") in spec["symbols"]
+                                                                         or isinstance(d.get("expression"), str)))):
+                    fail(f"dimension {d!r} of leaf {leaf['name']!r}")
+        elif leaf.get("kind") != "constant":
+            fail(f"leaf {leaf['name']!r} of kind {leaf.get('kind')!r}")
+
+
 def dumps_structure(spec, what: str) -> str:
     """``treespec_dumps(spec)``, or ``ValueError`` saying how to make a custom type writable."""
     try:
@@ -135,7 +167,11 @@ def _dimension(size, ranges, symbols: dict):
                                 _bound(bounds.upper) if bounds is not None else None]
     if expression.is_Symbol:
         return {"symbol": str(expression)}
-    return {"expression": str(expression)}
+    # A derived size has its own range (s0 + 1: 2..6 where s0 is 1..5, although
+    # torch raises the root's minimum to 2): that range is what the program takes.
+    bounds = ranges.get(expression)
+    return {"expression": str(expression), "min": _bound(bounds.lower) if bounds is not None else None,
+            "max": _bound(bounds.upper) if bounds is not None else None}
 
 
 def _is_nan(value) -> bool:
@@ -247,7 +283,9 @@ def _same_constant(value, built) -> bool:
     and a bool is never an int."""
     if built is _NO_DEFAULT:
         return False
-    is_bool = isinstance(value, bool) or type(value).__name__ == "bool_"  # NumPy's, without importing NumPy
+    # NumPy's bool (numpy.bool_, named numpy.bool in NumPy 2), without importing NumPy.
+    is_bool = isinstance(value, bool) or (type(value).__module__ == "numpy" and getattr(value, "dtype", None) is not None
+                                          and value.dtype.kind == "b")
     if isinstance(built, bool):
         return is_bool and bool(value) == built
     if is_bool:
@@ -323,7 +361,7 @@ def arrange_inputs(spec: dict, args: tuple, kwargs: dict, structure=None, origin
             elif "symbol" in expected:
                 _bind_symbol(expected["symbol"], size, name, axis, symbols, bound)
             else:
-                derived.append((expected["expression"], size, name, axis))
+                derived.append((expected["expression"], expected.get("min"), expected.get("max"), size, name, axis))
         flat.append(value.contiguous())
     _check_derived(derived, symbols, bound)
     return flat
@@ -346,15 +384,21 @@ def _bind_symbol(symbol: str, size: int, name: str, axis: int, symbols: dict, bo
 def _check_derived(derived: list, symbols: dict, bound: dict) -> None:
     """Derived sizes (``2*s0``, ``s0 + 1``): each must equal its expression of the sizes bound so far; a
     symbol seen only in derived sizes is solved for (an integer in its range, or the size is refused)."""
-    for expression_text, size, name, axis in derived:
+    for expression_text, low, high, size, name, axis in derived:
         expression = sympy.sympify(expression_text)
+        if (low is not None and size < low) or (high is not None and size > high):
+            raise ValueError(f"argument {name!r} has size {size} in dimension {axis}, outside the dynamic range "
+                             f"{low}..{high if high is not None else 'inf'} of {expression_text} it was built with")
         unknown = [s for s in expression.free_symbols if str(s) not in bound]
         if len(unknown) == 1:
             solutions = [v for v in sympy.solve(sympy.Eq(expression, size), unknown[0]) if v.is_integer]
             if not solutions:
                 raise ValueError(f"argument {name!r} has size {size} in dimension {axis}; the program was built "
                                  f"for sizes {expression_text} there, which no whole {unknown[0]} gives")
-            _bind_symbol(str(unknown[0]), int(solutions[0]), name, axis, symbols, bound, expression_text, size)
+            if low is None:  # no range of its own: the symbol's
+                _bind_symbol(str(unknown[0]), int(solutions[0]), name, axis, symbols, bound, expression_text, size)
+            else:
+                bound.setdefault(str(unknown[0]), (int(solutions[0]), name, axis))
         if all(str(s) in bound for s in expression.free_symbols):
             wanted = int(expression.subs({s: bound[str(s)][0] for s in expression.free_symbols}))
             if size != wanted:

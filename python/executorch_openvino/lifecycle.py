@@ -37,7 +37,7 @@ from torch.utils import _pytree as pytree
 
 from .backend_config import OpenVINOBackendConfig
 from .compile_specs import check_option
-from .input_spec import arrange_inputs, dumps_structure, loads_structure, record_inputs
+from .input_spec import arrange_inputs, check_recorded_inputs, dumps_structure, loads_structure, record_inputs
 
 CHECKPOINT_TYPE = "executorch_openvino.OpenVINOBackend"
 CHECKPOINT_FORMAT = 1
@@ -284,7 +284,7 @@ class OpenVINOBackend:
             flat = arrange_inputs(self._record["inputs"], args, kwargs, self._input_structure, originals=given)
             outputs = self._method.execute(flat)
             returned = self._record["program_outputs"]
-            if len(outputs) != len(returned):
+            if len(outputs) != len(returned) or sum(v is None for v in returned) != self._outputs.num_leaves:
                 raise RuntimeError(f"the program returned {len(outputs)} values, its checkpoint expects "
                                    f"{len(returned)}; build again")
             results = []
@@ -294,9 +294,6 @@ class OpenVINOBackend:
                         results.append(value)
                     else:  # forward changed this argument in place: so does infer
                         given[mutated_input].copy_(value)
-        if len(results) != self._outputs.num_leaves:
-            raise RuntimeError(f"the program returned {len(results)} outputs, the module's output structure has "
-                               f"{self._outputs.num_leaves}; build again")
         return pytree.tree_unflatten(results, self._outputs)
 
     # -- checkpoint ----------------------------------------------------------------------------
@@ -347,9 +344,12 @@ class OpenVINOBackend:
                                  "or was edited: write it again with to_dict()")
         state = copy.deepcopy(state)
         inputs = state["inputs"]
-        if not all(k in inputs for k in ("parameters", "positional", "keywords", "structure", "leaves")):
-            raise ValueError("the checkpoint's 'inputs' lack the input specification (parameters, positional, "
-                             "keywords, structure, leaves); write it again with to_dict()")
+        check_recorded_inputs(inputs)
+        returned = state["program_outputs"]
+        leaves = len(inputs["leaves"])
+        if not all(v is None or (type(v) is int and 0 <= v < leaves) for v in returned):
+            raise ValueError(f"the checkpoint's 'program_outputs' {returned!r} name inputs that do not exist; write "
+                             "it again with to_dict()")
         config = OpenVINOBackendConfig.from_dict(state["config"])
         if state["device"] != config.device:
             raise ValueError(f"the checkpoint's device {state['device']!r} differs from its config's "
@@ -369,6 +369,9 @@ class OpenVINOBackend:
                                  f"{_type_name(type(module))}")
         backend = cls(config)
         backend._outputs = loads_structure(state["outputs"], "output")
+        if sum(v is None for v in returned) != backend._outputs.num_leaves:
+            raise ValueError(f"the checkpoint's 'program_outputs' list {sum(v is None for v in returned)} outputs, "
+                             f"its output structure {backend._outputs.num_leaves}; write it again with to_dict()")
         backend._input_structure = loads_structure(inputs["structure"], "input")
         backend._record = {k: state.get(k) for k in _RECORD_KEYS}
         backend._state = BackendState.CHECKPOINT_LOADED
