@@ -122,7 +122,7 @@ bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
     *error = "'" + path + "' is in Fortran order; save numpy.ascontiguousarray(array) instead";
     return false;
   }
-  if (descr.size() < 3 || descr[0] == '>') {
+  if (descr.size() >= 3 && descr[0] == '>') {
     *error = "'" + path + "' holds type '" + descr + "'; the runner reads little-endian numbers "
              "(save array.astype(array.dtype.newbyteorder('<')))";
     return false;
@@ -137,7 +137,8 @@ bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
   }
   const size_t size = item_size(descr);
   if (size == 0 || (count != 0 && size > SIZE_MAX / count)) {
-    *error = "'" + path + "' holds type '" + descr + "', which this runner does not read";
+    *error = "'" + path + "' holds NumPy type '" + descr + "', which this runner does not read: it reads "
+             "little-endian bool, int, uint and float arrays";
     return false;
   }
   // The data must be in the file: checked before allocating, so a header

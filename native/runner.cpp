@@ -8,11 +8,15 @@
 #include <executorch/runtime/core/exec_aten/util/scalar_type_util.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
+#include <new>
+#include <unistd.h>
 #include <memory>
 #include <string>
 #include <sys/stat.h>
@@ -100,8 +104,9 @@ int failed(const std::string& message) {
 
 bool parse_count(const char* text, long* out) {
   char* end = nullptr;
+  errno = 0;
   long value = std::strtol(text, &end, 10);
-  if (end == text || *end != '\0' || value < 0) return false;
+  if (end == text || *end != '\0' || value < 0 || errno == ERANGE) return false;
   *out = value;
   return true;
 }
@@ -132,8 +137,12 @@ int parse_arguments(int argc, char** argv, Options* o) {
       if (arg == "--openvino-lib") o->openvino_lib = v;
       long number = 0;
       if ((arg == "--iterations" || arg == "--seed") && !parse_count(v, &number)) {
-        return bad_arguments(arg + " takes a whole number >= 0, got '" + v + "'");
+        return bad_arguments(arg + " takes a whole number from 0 to " + std::to_string(LONG_MAX) + ", got '" + v + "'");
       }
+      if (arg == "--iterations" && number > 1000000) {
+        return bad_arguments("--iterations " + std::string(v) + " is more than 1000000 runs");
+      }
+      if (arg == "--output-dir" && o->output_dir.empty()) return bad_arguments("--output-dir needs a folder");
       if (arg == "--iterations") o->iterations = number;
       if (arg == "--seed") o->seed = static_cast<uint64_t>(number);
     } else if (!arg.empty() && arg[0] == '-') {
@@ -238,24 +247,37 @@ bool random_tensor(ScalarType type, const std::vector<int64_t>& shape, SplitMix6
   return true;
 }
 
-// Parses "int:3", "float:0.5", "bool:1" for a non-tensor input.
-bool scalar_input(const std::string& text, size_t i, EValue* out, std::string* error) {
+// Parses "int:3", "float:0.5", "bool:1" for a non-tensor input of kind `tag`.
+bool scalar_input(const std::string& text, size_t i, Tag tag, EValue* out, std::string* error) {
   const size_t colon = text.find(':');
   const std::string kind = text.substr(0, colon == std::string::npos ? 0 : colon);
   const std::string number = colon == std::string::npos ? "" : text.substr(colon + 1);
+  const char* wanted = tag == Tag::Int ? "int" : tag == Tag::Double ? "float" : tag == Tag::Bool ? "bool" : nullptr;
+  if (wanted == nullptr) {
+    *error = std::string("input ") + std::to_string(i) + " is a " + executorch::runtime::tag_to_string(tag) +
+             ", which the runner cannot give";
+    return false;
+  }
+  if (kind != wanted) {
+    *error = "input " + std::to_string(i) + " is " + (tag == Tag::Int ? "an " : "a ") +
+             executorch::runtime::tag_to_string(tag) + ": give it as " + wanted + ":" +
+             (tag == Tag::Bool ? "0|1" : "VALUE") + ", not '" + text + "'";
+    return false;
+  }
   char* end = nullptr;
-  if (kind == "int") {
+  errno = 0;
+  if (tag == Tag::Int) {
     long long v = std::strtoll(number.c_str(), &end, 10);
-    if (!number.empty() && *end == '\0') { *out = EValue(static_cast<int64_t>(v)); return true; }
-  } else if (kind == "float") {
+    if (!number.empty() && *end == '\0' && errno != ERANGE) { *out = EValue(static_cast<int64_t>(v)); return true; }
+  } else if (tag == Tag::Double) {
     double v = std::strtod(number.c_str(), &end);
-    if (!number.empty() && *end == '\0') { *out = EValue(v); return true; }
-  } else if (kind == "bool" && (number == "0" || number == "1")) {
+    if (!number.empty() && *end == '\0' && errno != ERANGE) { *out = EValue(v); return true; }
+  } else if (number == "0" || number == "1") {
     *out = EValue(number == "1");
     return true;
   }
-  *error = "input " + std::to_string(i) + " is not a tensor: give it as int:N, float:X or bool:0|1, not '" +
-           text + "'";
+  *error = "input " + std::to_string(i) + ": '" + text + "' is not a valid " + wanted + " (a 64-bit " +
+           (tag == Tag::Int ? "integer" : tag == Tag::Double ? "float" : "0 or 1") + ")";
   return false;
 }
 
@@ -293,35 +315,6 @@ bool tensor_input(const std::string& path, size_t i, const MethodMeta& meta, Inp
   return true;
 }
 
-bool write_output(const EValue& value, size_t i, const std::string& dir, std::string* error) {
-  const std::string path = dir + "/output_" + std::to_string(i) + ".npy";
-  if (value.isTensor()) {
-    const auto& t = value.toTensor();
-    const std::string descr = npy_descr(t.scalar_type());
-    if (descr.empty()) {
-      *error = std::string("output ") + std::to_string(i) + " is " + executorch::runtime::toString(t.scalar_type()) +
-               ", which .npy cannot hold";
-      return false;
-    }
-    return executorch_openvino::write_npy(path, descr, to_shape(t.sizes()), t.const_data_ptr(), t.nbytes(), error);
-  }
-  if (value.isInt()) {
-    int64_t v = value.toInt();
-    return executorch_openvino::write_npy(path, "<i8", {}, &v, sizeof v, error);
-  }
-  if (value.isDouble()) {
-    double v = value.toDouble();
-    return executorch_openvino::write_npy(path, "<f8", {}, &v, sizeof v, error);
-  }
-  if (value.isBool()) {
-    uint8_t v = value.toBool();
-    return executorch_openvino::write_npy(path, "|b1", {}, &v, 1, error);
-  }
-  *error = "output " + std::to_string(i) + " is a " + executorch::runtime::tag_to_string(value.tag) +
-           ", which has no .npy form";
-  return false;
-}
-
 std::string summary(const EValue& value) {
   if (value.isTensor()) {
     const auto& t = value.toTensor();
@@ -333,9 +326,53 @@ std::string summary(const EValue& value) {
   return executorch::runtime::tag_to_string(value.tag);
 }
 
+// One output of the first run, copied out of the method's memory.
+struct SavedOutput {
+  std::string summary;                 // "Float (3, 4)", "int 7"
+  ScalarType type = ScalarType::Undefined;  // tensors only
+  std::string descr;                   // NumPy's type string; "" when .npy cannot hold it
+  std::vector<int64_t> shape;          // () for a scalar
+  std::vector<uint8_t> bytes;
+};
+
+SavedOutput save_output(const EValue& value) {
+  SavedOutput out;
+  out.summary = summary(value);
+  if (value.isTensor()) {
+    const auto& t = value.toTensor();
+    out.type = t.scalar_type();
+    // .npy has no bfloat16: its bits are written as uint16.
+    out.descr = out.type == ScalarType::BFloat16 ? "<u2" : npy_descr(out.type);
+    out.shape = to_shape(t.sizes());
+    const auto* data = static_cast<const uint8_t*>(t.const_data_ptr());
+    out.bytes.assign(data, data + t.nbytes());
+  } else if (value.isInt()) {
+    int64_t v = value.toInt();
+    out.descr = "<i8";
+    out.bytes.assign(reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + sizeof v);
+  } else if (value.isDouble()) {
+    double v = value.toDouble();
+    out.descr = "<f8";
+    out.bytes.assign(reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + sizeof v);
+  } else if (value.isBool()) {
+    out.descr = "|b1";
+    out.bytes.assign(1, value.toBool() ? 1 : 0);
+  }
+  return out;
+}
+
+bool write_output(const SavedOutput& value, size_t i, const std::string& dir, std::string* error) {
+  if (value.descr.empty()) {
+    *error = ".npy has no form for " + value.summary;
+    return false;
+  }
+  const std::string path = dir + "/output_" + std::to_string(i) + ".npy";
+  return executorch_openvino::write_npy(path, value.descr, value.shape, value.bytes.data(), value.bytes.size(), error);
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   Options o;
   int status = parse_arguments(argc, argv, &o);
   if (status >= 0) return status;
@@ -412,10 +449,19 @@ int main(int argc, char** argv) {
     } else if (o.random_inputs) {
       return bad_arguments("input " + std::to_string(i) + " is not a tensor (" +
                            describe_value(*meta, i, true) + "): pass every input with --input");
-    } else if (!scalar_input(o.inputs[i], i, &inputs[i], &error)) {
+    } else if (!scalar_input(o.inputs[i], i, tag.ok() ? tag.get() : Tag::None, &inputs[i], &error)) {
       return bad_arguments(error);
     }
     if (is_tensor) inputs[i] = EValue(*storage[i].tensor);
+  }
+
+  if (!o.output_dir.empty()) {  // before any run: a bad folder is an argument error
+    if (!is_dir(o.output_dir) && mkdir(o.output_dir.c_str(), 0755) != 0) {
+      return bad_arguments("cannot create the output folder '" + o.output_dir + "'");
+    }
+    if (access(o.output_dir.c_str(), W_OK | X_OK) != 0) {
+      return bad_arguments("cannot write into the output folder '" + o.output_dir + "'");
+    }
   }
 
   using Clock = std::chrono::steady_clock;
@@ -423,56 +469,68 @@ int main(int argc, char** argv) {
   auto start = Clock::now();
   if (module.load_method(o.method) != executorch::runtime::Error::Ok) {
     return failed("method '" + o.method + "' did not load" +
-                  (openvino.is_loaded() ? std::string()
-                                        : "; to choose the OpenVINO C library, pass --openvino-lib PATH"));
+                  (!o.openvino_lib.empty() ? "; check the --openvino-lib library (above: why it did not load)"
+                   : openvino.is_loaded() ? ""
+                                          : "; to choose the OpenVINO C library, pass --openvino-lib PATH"));
   }
   const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   // Outputs left out of memory planning (programs with dynamic shapes) need
-  // buffers from the caller: one per output, at its upper-bound size.
-  std::vector<std::vector<uint8_t>> output_storage(meta->num_outputs());
+  // buffers from the caller: one per output, at its upper-bound size, left
+  // uninitialised so that only the pages a run writes become resident.
+  std::vector<std::unique_ptr<uint8_t[]>> output_storage(meta->num_outputs());
   std::vector<TensorPtr> output_tensors(meta->num_outputs());
   for (size_t i = 0; i < meta->num_outputs(); ++i) {
     auto tag = meta->output_tag(i);
     if (!tag.ok() || tag.get() != Tag::Tensor) continue;
     auto info = meta->output_tensor_meta(i);
     if (!info.ok() || info->is_memory_planned()) continue;
-    output_storage[i].assign(info->nbytes(), 0);
     auto sizes = info->sizes();
+    output_storage[i].reset(new (std::nothrow) uint8_t[std::max<size_t>(info->nbytes(), 1)]);
+    if (!output_storage[i]) {
+      return failed("output " + std::to_string(i) + " needs " + std::to_string(info->nbytes()) + " bytes at its "
+                    "upper bound " + shape_text(to_shape(sizes)) + ", more than this machine can allocate: lower "
+                    "the model with a smaller maximum for its dynamic dimensions");
+    }
     output_tensors[i] = executorch::extension::make_tensor_ptr(
-        std::vector<executorch::aten::SizesType>(sizes.begin(), sizes.end()), output_storage[i].data(),
+        std::vector<executorch::aten::SizesType>(sizes.begin(), sizes.end()), output_storage[i].get(),
         info->scalar_type());
     if (module.set_output(o.method, EValue(*output_tensors[i]), i) != executorch::runtime::Error::Ok) {
       return failed("could not give output " + std::to_string(i) + " of method '" + o.method + "' its buffer");
     }
   }
-  // Run 0 is the first (timed alone); runs 1..iterations are timed together. The
-  // outputs written are the last run's (the method's memory holds them).
-  std::vector<EValue> outputs;
+  // Run 0 is the first (timed alone); runs 1..iterations are timed together.
+  // The outputs written are run 0's, copied before the timed runs: what one
+  // call of a fresh method gives, as executorch.runtime's first call does,
+  // also for programs that keep state between calls.
+  std::vector<SavedOutput> saved;
   std::vector<double> times;
   double first_ms = 0;
   for (long k = 0; k <= o.iterations; ++k) {
     start = Clock::now();
-    auto result = module.execute(o.method, inputs);
+    executorch::runtime::Error set = module.set_inputs(o.method, inputs);
+    if (set != executorch::runtime::Error::Ok) {
+      char code[16];
+      std::snprintf(code, sizeof code, "0x%x", static_cast<unsigned>(set));
+      return bad_arguments("method '" + o.method + "' refused the inputs (ExecuTorch error " + code +
+                           "): a size that does not fit (0x10), a wrong type, or a non-tensor value other than "
+                           "the one the program was exported with (0x12); --list shows what it takes");
+    }
+    auto result = module.execute(o.method);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     if (!result.ok()) {
       char code[16];
       std::snprintf(code, sizeof code, "0x%x", static_cast<unsigned>(result.error()));
       return failed("method '" + o.method + "' failed on run " + std::to_string(k + 1) + " (ExecuTorch error " +
-                    code + "); --list shows the inputs it takes");
+                    code + ")");
     }
     if (k == 0) {
       first_ms = ms;
+      for (const EValue& value : *result) saved.push_back(save_output(value));
     } else {
       times.push_back(ms);
     }
-    outputs = std::move(*result);
   }
 
-  if (!o.output_dir.empty()) {
-    if (!is_dir(o.output_dir) && mkdir(o.output_dir.c_str(), 0755) != 0) {
-      return bad_arguments("cannot create the output folder '" + o.output_dir + "'");
-    }
-  }
   std::printf("program %s, method %s: load %.1f ms, first run %.2f ms\n", o.program.c_str(), o.method.c_str(),
               load_ms, first_ms);
   if (!times.empty()) {
@@ -483,14 +541,29 @@ int main(int argc, char** argv) {
     std::printf("%zu timed runs: median %.3f ms, mean %.3f ms, min %.3f ms\n", times.size(),
                 sorted[sorted.size() / 2], mean, sorted.front());
   }
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const EValue& value = outputs[i];
-    std::printf("output %zu: %s", i, summary(value).c_str());
+  int status_out = 0;
+  for (size_t i = 0; i < saved.size(); ++i) {
+    std::printf("output %zu: %s", i, saved[i].summary.c_str());
     if (!o.output_dir.empty()) {
-      if (!write_output(value, i, o.output_dir, &error)) return failed(error);
-      std::printf(" -> %s/output_%zu.npy", o.output_dir.c_str(), i);
+      if (write_output(saved[i], i, o.output_dir, &error)) {
+        std::printf(" -> %s/output_%zu.npy%s", o.output_dir.c_str(), i,
+                    saved[i].type == ScalarType::BFloat16 ? " (bfloat16 bits as uint16: NumPy has no bfloat16)" : "");
+      } else {
+        std::printf(" (not written: %s)", error.c_str());
+        status_out = 1;
+      }
     }
     std::printf("\n");
   }
-  return 0;
+  return status_out;
 }
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {  // std::bad_alloc above all
+    std::fprintf(stderr, "executorch-openvino-run: %s\n", e.what());
+    return 1;
+  }
+}
+

@@ -119,6 +119,66 @@ def test_random_inputs_are_deterministic_per_seed(small_program, tmp_path):
     assert outputs[0] == outputs[1] != outputs[2]
 
 
+def test_a_program_with_state_writes_its_first_calls_outputs(tmp_path):
+    class Counter(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("calls", torch.zeros(1))
+
+        def forward(self, x):
+            self.calls.add_(1)
+            return x + self.calls
+
+    x = torch.zeros(3)
+    (tmp_path / "state.pte").write_bytes(exov.lower(Counter(), (x,)).buffer)
+    assert_runner_matches_python(tmp_path / "state.pte", (x,), tmp_path, "--iterations", "10")  # 1, not 11
+
+
+def test_non_tensor_inputs(tmp_path):
+    class Scale(torch.nn.Module):
+        def forward(self, x, k: int):
+            return x * k
+
+    x = torch.randn(4)
+    pte = tmp_path / "scale.pte"
+    pte.write_bytes(exov.lower(Scale(), (x, 3)).buffer)
+    np.save(tmp_path / "x.npy", x.numpy())
+    result = run_runner(pte, "--input", tmp_path / "x.npy", "--input", "int:3", "--output-dir", tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    assert np.load(tmp_path / "out" / "output_0.npy").tobytes() == (x * 3).numpy().tobytes()
+    for value, message in (("float:0.5", "input 1 is an Int: give it as int:VALUE, not 'float:0.5'"),
+                           ("int:99999999999999999999", "'int:99999999999999999999' is not a valid int"),
+                           ("int:4", "refused the inputs \\(ExecuTorch error 0x12\\)")):  # exported with k=3
+        result = run_runner(pte, "--input", tmp_path / "x.npy", "--input", value)
+        assert result.returncode == 2 and re.search(message, result.stderr), (value, result.stderr)
+
+
+def test_a_bfloat16_output_is_written_as_its_bits(tmp_path):
+    model = OneInput(lambda x: (x * 2).to(torch.bfloat16))
+    x = torch.randn(5)
+    pte = tmp_path / "bf16.pte"
+    pte.write_bytes(lower(model, (x,))[0])
+    np.save(tmp_path / "x.npy", x.numpy())
+    result = run_runner(pte, "--input", tmp_path / "x.npy", "--output-dir", tmp_path / "out")
+    assert result.returncode == 0 and "(bfloat16 bits as uint16: NumPy has no bfloat16)" in result.stdout, result.stderr
+    bits = np.load(tmp_path / "out" / "output_0.npy")
+    expected = exov.load_method(pte).execute([x])[0]
+    assert bits.dtype == np.uint16 and bits.tobytes() == expected.view(torch.int16).numpy().tobytes()
+
+
+@pytest.mark.skipif(not Path("/proc/sys/vm/overcommit_memory").exists()
+                    or Path("/proc/sys/vm/overcommit_memory").read_text().strip() == "1",
+                    reason="with overcommit always on, a 16 TiB allocation succeeds until its pages are touched")
+def test_an_upper_bound_too_large_to_allocate_ends_with_a_message(tmp_path):
+    n = torch.export.Dim("n", min=1, max=2**30)
+    pte = tmp_path / "wide.pte"
+    pte.write_bytes(exov.lower(OneInput(lambda x: x * 2), (torch.randn(2, 4096),), dynamic_shapes={"x": {0: n}}).buffer)
+    np.save(tmp_path / "x.npy", np.ones((2, 4096), np.float32))
+    result = run_runner(pte, "--input", tmp_path / "x.npy")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "output 0 needs 17592186044416 bytes at its upper bound (1073741824, 4096)" in result.stderr
+
+
 def test_minilm_outputs_equal_pythons_bit_for_bit(tmp_path):
     pytest.importorskip("transformers")
     from executorch_openvino.examples.minilm import load_model_and_inputs
@@ -144,7 +204,11 @@ def test_minilm_outputs_equal_pythons_bit_for_bit(tmp_path):
      "huge.npy' is truncated: its header declares shape \\(1099511627776, 4\\) of '<f4' \\(17592186044416 bytes\\), "
      "the file holds 8 bytes of data"),
     (["{pte}", "--input", "{x}", "--random-inputs"], "give either --input values or --random-inputs"),
-    (["{pte}", "--iterations", "many"], "--iterations takes a whole number >= 0, got 'many'"),
+    (["{pte}", "--iterations", "many"], "--iterations takes a whole number from 0 to \\d+, got 'many'"),
+    (["{pte}", "--seed", "99999999999999999999999"], "--seed takes a whole number from 0 to"),
+    (["{pte}", "--random-inputs", "--output-dir", "{x}"], "cannot create the output folder '.*x.npy'"),
+    (["{pte}", "--input", "{x}", "--input", "{ids_short}"], "method 'forward' refused the inputs \\(ExecuTorch error "
+                                                            "0x10\\)"),
     (["{pte}", "--frobnicate"], "unknown option '--frobnicate'"),
     (["{pte}", "--openvino-lib", "/no/such/libopenvino_c.so"], "--openvino-lib '/no/such/libopenvino_c.so' is not "
                                                                "a file"),
@@ -152,7 +216,9 @@ def test_minilm_outputs_equal_pythons_bit_for_bit(tmp_path):
 def test_bad_arguments_end_with_a_message_and_status_2(arguments, message, small_program, tmp_path):
     pte, (x, ids) = small_program
     files = {"pte": pte, "x": tmp_path / "x.npy", "ids": tmp_path / "ids.npy", "wide": tmp_path / "wide.npy",
-             "x64": tmp_path / "x64.npy", "fortran": tmp_path / "fortran.npy", "huge": tmp_path / "huge.npy"}
+             "x64": tmp_path / "x64.npy", "fortran": tmp_path / "fortran.npy", "huge": tmp_path / "huge.npy",
+             "ids_short": tmp_path / "ids_short.npy"}
+    np.save(files["ids_short"], ids.numpy()[:1])  # smaller than the static (2, 3)
     np.save(files["x"], x.numpy())
     np.save(files["ids"], ids.numpy())
     np.save(files["wide"], np.zeros((3, 5), np.float32))
