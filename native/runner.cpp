@@ -393,7 +393,10 @@ int run(int argc, char** argv) {
     std::string dir(self);
     std::free(self);
     dir = dir.substr(0, dir.rfind('/')) + "/../openvino/libs";
-    if (is_dir(dir)) openvino.set_pip_library_dir(dir);
+    if (char* libs = realpath(dir.c_str(), nullptr)) {
+      if (is_dir(libs)) openvino.set_pip_library_dir(libs);
+      std::free(libs);
+    }
   }
   if (!is_readable_file(o.program)) {
     return bad_arguments("the program '" + o.program + "' does not exist or is not a file");
@@ -533,6 +536,10 @@ int run(int argc, char** argv) {
 
   std::printf("program %s, method %s: load %.1f ms, first run %.2f ms\n", o.program.c_str(), o.method.c_str(),
               load_ms, first_ms);
+  if (openvino.is_loaded()) {
+    const auto info = openvino.info();
+    std::printf("OpenVINO %s (%s): %s\n", info.version.c_str(), info.source.c_str(), info.path.c_str());
+  }
   if (!times.empty()) {
     std::vector<double> sorted = times;
     std::sort(sorted.begin(), sorted.end());

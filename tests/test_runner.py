@@ -45,7 +45,9 @@ def save_inputs(inputs, folder: Path) -> list:
 def assert_runner_matches_python(pte: Path, inputs, tmp_path: Path, *extra) -> subprocess.CompletedProcess:
     """Runs `pte` with the runner and with executorch.runtime; every output equal bit for bit, dtype and shape."""
     out = tmp_path / "out"
-    result = run_runner(pte, *save_inputs(inputs, tmp_path), "--output-dir", out, *extra)
+    # The OpenVINO this Python process runs (OPENVINO_LIB_PATH or another pip package may point elsewhere).
+    library = exov.load_openvino()["path"]
+    result = run_runner(pte, *save_inputs(inputs, tmp_path), "--output-dir", out, "--openvino-lib", library, *extra)
     assert result.returncode == 0, result.stderr[-3000:]
     expected = [t.numpy() for t in exov.load_method(pte).execute(list(inputs))]
     for i, want in enumerate(expected):
@@ -78,6 +80,17 @@ def test_the_runner_is_in_the_wheel_and_lists_methods(small_program):
            "    1: Long ()\n" in result.stdout
 
 
+def test_the_runner_finds_the_pip_package_next_to_its_own(small_program):
+    from executorch_openvino.library_discovery import pip_openvino_library_dir
+
+    result = run_runner(small_program[0], "--random-inputs")
+    assert result.returncode == 0, result.stderr
+    beside = (RUNNER.parent.parent / "openvino" / "libs").resolve()
+    assert f"(pip openvino package): {beside}" in result.stdout, result.stdout
+    if os.environ.get("EXOV_REQUIRE_ALL") == "1":  # the nox tests session: one openvino package in the venv
+        assert pip_openvino_library_dir().resolve() == beside
+
+
 def test_the_command_starts_the_runner(small_program):
     command = shutil.which("executorch-openvino-run", path=str(Path(sys.executable).parent))
     assert command, "the wheel's entry point executorch-openvino-run is not installed next to this Python"
@@ -98,6 +111,7 @@ def test_summary_and_timing(small_program, tmp_path):
     pte, inputs = small_program
     result = assert_runner_matches_python(pte, inputs, tmp_path, "--iterations", "7")
     assert "7 timed runs: median" in result.stdout
+    assert f"(explicit path (set_library_path)): {exov.load_openvino()['path']}" in result.stdout
     assert "output 0: Float (3, 4) -> " in result.stdout and "output 1: Long () -> " in result.stdout
 
 
