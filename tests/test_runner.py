@@ -183,6 +183,8 @@ def test_a_bfloat16_output_is_written_as_its_bits(tmp_path):
 @pytest.mark.skipif(not Path("/proc/sys/vm/overcommit_memory").exists()
                     or Path("/proc/sys/vm/overcommit_memory").read_text().strip() == "1",
                     reason="with overcommit always on, a 16 TiB allocation succeeds until its pages are touched")
+@pytest.mark.skipif(bool(os.environ.get("EXOV_SANITIZE")),
+                    reason="AddressSanitizer reports a 16 TiB request instead of returning null")
 def test_an_upper_bound_too_large_to_allocate_ends_with_a_message(tmp_path):
     n = torch.export.Dim("n", min=1, max=2**30)
     pte = tmp_path / "wide.pte"
