@@ -326,6 +326,12 @@ std::string summary(const EValue& value) {
   return executorch::runtime::tag_to_string(value.tag);
 }
 
+std::string hex_code(executorch::runtime::Error error) {
+  char code[16];
+  std::snprintf(code, sizeof code, "0x%x", static_cast<unsigned>(error));
+  return code;
+}
+
 // One output of the first run, copied out of the method's memory.
 struct SavedOutput {
   std::string summary;                 // "Float (3, 4)", "int 7"
@@ -512,19 +518,15 @@ int run(int argc, char** argv) {
     start = Clock::now();
     executorch::runtime::Error set = module.set_inputs(o.method, inputs);
     if (set != executorch::runtime::Error::Ok) {
-      char code[16];
-      std::snprintf(code, sizeof code, "0x%x", static_cast<unsigned>(set));
-      return bad_arguments("method '" + o.method + "' refused the inputs (ExecuTorch error " + code +
+      return bad_arguments("method '" + o.method + "' refused the inputs (ExecuTorch error " + hex_code(set) +
                            "): a size that does not fit (0x10), a wrong type, or a non-tensor value other than "
                            "the one the program was exported with (0x12); --list shows what it takes");
     }
     auto result = module.execute(o.method);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     if (!result.ok()) {
-      char code[16];
-      std::snprintf(code, sizeof code, "0x%x", static_cast<unsigned>(result.error()));
       return failed("method '" + o.method + "' failed on run " + std::to_string(k + 1) + " (ExecuTorch error " +
-                    code + ")");
+                    hex_code(result.error()) + ")");
     }
     if (k == 0) {
       first_ms = ms;

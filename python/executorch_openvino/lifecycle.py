@@ -193,7 +193,7 @@ class OpenVINOBackend:
                 "exported_program_sha256": _file_sha256(saved_export) if saved_export else None,
                 "inputs": inputs,
             }
-            self._load(record)
+            self._load(record, data=program.buffer)
             self._outputs = outputs
             self._input_structure = exported.call_spec.in_spec
             self._state = BackendState.ACTIVE
@@ -206,7 +206,8 @@ class OpenVINOBackend:
         return OpenvinoPartitioner(device=device, inference_precision=c.inference_precision,
                                    numerics=c.numerics, performance_hint=c.performance_hint)
 
-    def _load(self, record: dict | None = None, config: OpenVINOBackendConfig | None = None) -> None:
+    def _load(self, record: dict | None = None, config: OpenVINOBackendConfig | None = None,
+              data: bytes | None = None) -> None:
         """Loads ``record``'s program with ``config`` (default: the backend's own); on success only,
         they become the backend's, with the new method and its compile report.
 
@@ -220,7 +221,7 @@ class OpenVINOBackend:
         record, config = record or self._record, config or self.config
         path = Path(record["program_path"])
         try:
-            data = path.read_bytes()
+            data = path.read_bytes() if data is None else data  # build passes the bytes it wrote
         except FileNotFoundError:
             raise FileNotFoundError(f"the program {str(path)!r} does not exist; build again, or copy the .pte "
                                     "back to that path") from None
