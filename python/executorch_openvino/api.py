@@ -19,6 +19,7 @@ from .method_inputs import as_method_inputs, contiguous, explain_refused_inputs
 from .partitioner import OpenvinoPartitioner
 from .constant_folding import fold_constant_integer_cumsums
 from .scalar_promotion import keep_zero_dim_integer_dtypes
+from .output_copies import copy_outputs_that_are_inputs
 
 
 def lower(module: torch.nn.Module, example_inputs: tuple, *, device: str = "CPU",
@@ -36,7 +37,9 @@ def lower(module: torch.nn.Module, example_inputs: tuple, *, device: str = "CPU"
     With ``dynamic_shapes``, the program's inputs and outputs are not memory
     planned: ExecuTorch would otherwise allocate and zero them at their upper
     bounds when the method loads (measured: a (n <= 1e6, 256) float32
-    input/output pair cost 1980 MiB resident at load, 27 MiB unplanned).
+    input/output pair cost 1980 MiB resident at load, 27 MiB unplanned). An
+    output that is an input is then returned through a copy
+    (:mod:`executorch_openvino.output_copies`: ExecuTorch 1.5.1 returned zeros).
     """
     partitioner = OpenvinoPartitioner(device=device, inference_precision=inference_precision, numerics=numerics,
                                       performance_hint=performance_hint)
@@ -86,6 +89,8 @@ def lower_exported(exported, partitioner: OpenvinoPartitioner, *, plan_inputs: b
     # [2, 2, 2, 2] for [0, 1, 2, 3], even without a delegate).
     changes_inputs = any(spec.kind.name == "USER_INPUT_MUTATION" for spec in signature.output_specs)
     planning = MemoryPlanningPass(alloc_graph_input=plan_inputs or changes_inputs, alloc_graph_output=plan_inputs)
+    if not plan_inputs:
+        copy_outputs_that_are_inputs(edge.exported_program())
     return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=planning, passes=passes))
 
 
