@@ -339,7 +339,17 @@ std::atomic<uint64_t> outputs_copied{0};
 
 class OpenVinoBackend final : public BackendInterface {
  public:
-  bool is_available() const override { return true; }
+  // Whether a partition can run here: OpenVINO's C library loads (the first
+  // call opens it and creates the Core, as init would). A failure is not
+  // cached, so each call searches again (library_search.h) and leaves the
+  // places tried in the log and in last_error; ExecuTorch calls this before
+  // every init and then refuses the method as "not available".
+  bool is_available() const override {
+    std::string error;
+    if (OpenVinoLibrary::instance().ensure_loaded(&error)) return true;
+    report_error("is_available: " + error);
+    return false;
+  }
 
   // All options are checked before any is applied.
   Error set_option(BackendOptionContext& context, const Span<BackendOption>& options) override {

@@ -186,3 +186,35 @@ def test_failed_init_is_an_error_and_a_retry_after_the_fix_runs(tmp_path, pip_op
     result = run_python_json(code, {"OPENVINO_LIB_PATH": str(tmp_path / "missing" / "libopenvino_c.so")}, tmp_path)
     assert "could not load the OpenVINO C library. Places tried, in order:" in result["first"]
     assert result["max_error"] < 1e-5
+
+
+AVAILABILITY = """
+    import json, os, time, executorch_openvino as exov
+    from executorch.runtime import Runtime
+    from executorch_openvino import _native
+    registry = Runtime.get().backend_registry
+    os.environ.pop("OPENVINO_LIB_PATH", None)   # importing executorch set it to the pip package
+    _native.set_pip_library_dir("")   # as if the pip package were absent
+    started = time.perf_counter()
+    without = registry.is_available(exov.BACKEND_ID)
+    failed_check_ms = (time.perf_counter() - started) * 1e3
+    detail = _native.last_error()
+    again = registry.is_available(exov.BACKEND_ID)   # a failure is not cached
+    exov.set_library_path(LIBRARY)
+    started = time.perf_counter()
+    found = registry.is_available(exov.BACKEND_ID)
+    first_load_ms = (time.perf_counter() - started) * 1e3
+    print(json.dumps({"without": without, "again": again, "detail": detail, "found": found,
+                      "failed_check_ms": failed_check_ms, "first_load_ms": first_load_ms}))
+"""
+
+
+def test_availability_says_whether_openvino_can_be_loaded(tmp_path, pip_openvino_c_library):
+    empty_tree = tmp_path / "openvino_tree"
+    empty_tree.mkdir()
+    code = AVAILABILITY.replace("LIBRARY", repr(str(pip_openvino_c_library)))
+    result = run_python_json(code, {"LD_LIBRARY_PATH": "", "INTEL_OPENVINO_DIR": str(empty_tree)}, tmp_path)
+    assert result["without"] is False and result["again"] is False, result
+    assert result["detail"].startswith("is_available: could not load the OpenVINO C library. Places tried"), result
+    assert result["found"] is True, result
+    print(f"failed check {result['failed_check_ms']:.1f} ms, first successful check {result['first_load_ms']:.1f} ms")
