@@ -13,6 +13,8 @@ PyTorch. Measured with OpenVINO 2025.4.1 and 2026.4.1 on CPU:
 - float64 is computed in float32 (``1e300 * 1.0000001`` overflows);
 - integer comparisons, relu, clamp, amax, sum, matmul, pow, floor and int64
   arange go through float32 (wrong above 2**24: 16777217 == 16777216).
+- a lookup (embedding, index_select, indexing) into a tensor of 2**31 bytes
+  or more crashes the process (see GATHERS); it stays on ExecuTorch's kernels.
 
 So a node reading or writing integers is taken only when it moves or selects
 values without computing new ones (view, slice, cat, gather, casts that
@@ -78,6 +80,34 @@ INT32_EXACT = frozenset({
 })
 # Ops that read integer indices to pick floats.
 INDEX_CONSUMERS = frozenset({"aten.embedding.default"})
+# Ops OpenVINO's converter turns into a Gather. With static shapes, the CPU
+# plugin's Gather crashes the process (SIGSEGV) once a row it reads starts
+# 2**31 bytes or more into its data, whatever the index type (measured,
+# 2025.4.1 and 2026.4.1: row 2**25 of a (2**25 + 1, 16) float32 table);
+# ExecuTorch's kernels take such tables.
+GATHERS = frozenset({
+    "aten.embedding.default", "aten.index_select.default", "aten.index.Tensor",
+    "aten.select_copy.int", "aten.select.int",
+})
+GATHER_DATA_LIMIT = 2**31  # bytes
+
+
+def _gather_data_too_large(name: str, node: torch.fx.Node) -> bool:
+    """A Gather whose data may reach GATHER_DATA_LIMIT bytes (a dynamic size counts at its upper bound)."""
+    source = node.args[0].meta.get("val") if node.args and isinstance(node.args[0], torch.fx.Node) else None
+    if name not in GATHERS or not isinstance(source, torch.Tensor):
+        return False
+    count = source.element_size()
+    for size in source.shape:
+        if not isinstance(size, int):
+            upper = size.node.shape_env.bound_sympy(size.node.expr).upper
+            if not upper.is_finite:
+                return True  # no bound: it may be larger than the limit
+            size = int(upper)
+        count *= size
+    return count >= GATHER_DATA_LIMIT
+
+
 # OpenVINO's converter rejects these when every tensor input is bool
 # (measured, 2025.4.1 and 2026.4.1: "aten.maximum.default ... wasn't fully
 # converted"); ExecuTorch's kernels take bool.
@@ -226,6 +256,8 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
             return False
 
         if name in AVG_POOLS and not can_delegate_avg_pool(node):
+            return False
+        if _gather_data_too_large(name, node):
             return False
 
         output = node.meta.get("val")
