@@ -47,6 +47,8 @@ class Returns(torch.nn.Module):
             return x.clone()
         if kind == "constant":
             return self.table
+        if kind == "computed from constant":  # the partition reads the buffer another output returns
+            return x * self.table.sum(0)
         if kind == "computed":  # delegated
             return torch.relu(x) * 2 + 1
         if kind == "computed outside":  # float64 stays on ExecuTorch's kernels
@@ -60,6 +62,7 @@ CASES = [(kind,) for kind in KINDS] + [
     ("computed", "input"),
     ("input", "input", "computed outside"),
     ("view", "clone", "constant", "computed"),
+    ("constant", "computed from constant", "input"),
     ("same dtype", "computed outside", "contiguous"),
 ]
 FIRST, SECOND = torch.randn(4, 3), torch.randn(6, 3)

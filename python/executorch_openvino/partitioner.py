@@ -47,4 +47,19 @@ class OpenvinoPartitioner(Partitioner):
                 node.meta["delegation_tag"] = tag
             tags[tag] = self.delegation_spec
         tag_constant_data(exported_program)
+        _untag_returned_constants(exported_program)
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
+
+
+def _untag_returned_constants(exported_program) -> None:
+    """A parameter, buffer or constant the program also returns stays ExecuTorch's: the partition reads it as an input.
+
+    ``tag_constant_data`` hands a constant to the partition that reads it even
+    when the graph's output uses it too, and ExecuTorch 1.5.1's lowering then
+    fails with "constant data node (p_w) is tagged with (openvino_0) but has user
+    (output) which has tag (None)" (``return self.w, self.w * x``).
+    """
+    for node in exported_program.graph.nodes:
+        if node.op == "placeholder" and "delegation_tag" in node.meta and any(
+                user.op == "output" for user in node.users):
+            del node.meta["delegation_tag"]
