@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import os
 import sys
+from importlib.resources import files
 from pathlib import Path
 
-RUNNER = Path(__file__).with_name("executorch_openvino_run")
+# Found through the package's resources, not __file__: an editable install
+# serves this file from the source tree and the runner from where the build put it.
+RUNNER = Path(files(__package__).joinpath("executorch_openvino_run"))
 
 
 def main() -> None:
