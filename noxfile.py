@@ -716,6 +716,29 @@ def fuzz(session: nox.Session) -> None:
     _run_fuzzer(session, init, seconds, [out / "init_corpus", ROOT / "tests" / "fuzz" / "init_corpus"], env=env)
 
 
+# The differential fuzzer over whole programs (tests/program_fuzz/).
+PROGRAM_FUZZ_DIR = BUILD / "program_fuzz"
+
+
+@nox.session(python=PYTHON, requires=["repair"])
+def program_fuzz(session: nox.Session) -> None:
+    """Random PyTorch programs lowered both ways (exov.lower, to_edge_transform_and_lower), run twice from
+    their .pte and compared with eager PyTorch, with the installed, repaired wheel and OpenVINO 2026.4.1.
+
+    `-- --programs N`, `--seconds S`, `--seed K`, `--jobs J` (tests/program_fuzz/run.py --help); with no
+    arguments the fixed range CI runs (about 3 minutes). Prints a summary table; fails on any failed
+    program, after shrinking it and writing it to tests/program_fuzz/regressions/.
+    """
+    wheel = _repaired_wheel(session)
+    _install_runtime(session, wheel, OPENVINO_RELEASES[-1], "numpy")
+    work = PROGRAM_FUZZ_DIR / "work"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    with session.chdir(session.create_tmp()):  # python/ is not importable from here
+        session.run("python", str(ROOT / "tests" / "program_fuzz" / "run.py"), "--workdir", str(work),
+                    "--report", str(PROGRAM_FUZZ_DIR / "report.json"), *session.posargs)
+
+
 # AddressSanitizer and UndefinedBehaviorSanitizer on the delegate and the
 # pybindings (gcc's runtimes, preloaded: the interpreter is not instrumented).
 SANITIZERS = "address,undefined"
