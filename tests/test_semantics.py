@@ -150,3 +150,30 @@ def test_unknown_method_name_is_a_clear_error():
     pte, _ = lower(torch.nn.Linear(2, 2), (torch.randn(1, 2),))
     with pytest.raises(RuntimeError, match="the program has no method 'predict'; it has \\['forward'\\]"):
         exov.load_method(pte, "predict")
+
+
+class CountsInBuffer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("state", torch.arange(4.0))
+
+    def forward(self, x):
+        y = self.state * 2  # delegated, reads the buffer before it changes
+        self.state.add_(x)
+        return y
+
+
+@pytest.mark.parametrize("path", ["exov.lower", "to_edge_transform_and_lower"])
+def test_a_buffer_changed_in_place_starts_from_the_modules_values(path):
+    # ExecuTorch 1.5.1 alone writes only the buffer's shape: [0, 0, 0, 0] on the first call.
+    from executorch.exir import to_edge_transform_and_lower
+
+    x = torch.ones(4)
+    if path == "exov.lower":
+        pte = exov.lower(CountsInBuffer(), (x,)).buffer
+    else:
+        exported = torch.export.export(CountsInBuffer(), (x,))
+        pte = to_edge_transform_and_lower(exported, partitioner=[exov.OpenvinoPartitioner()]).to_executorch().buffer
+    method, reference = exov.load_method(pte), CountsInBuffer()
+    for _ in range(3):
+        assert_matches_eager(list(method.execute([x])), eager(reference, (x,)))

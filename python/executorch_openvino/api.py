@@ -70,20 +70,12 @@ def lower_exported(exported, partitioner: OpenvinoPartitioner, *, plan_inputs: b
     """
     from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
     from executorch.exir.passes import MemoryPlanningPass
-    from executorch.exir.passes.init_mutable_pass import InitializedMutableBufferPass
 
     keep_zero_dim_integer_dtypes(exported)
     fold_constant_integer_cumsums(exported)
     edge = to_edge_transform_and_lower(exported, partitioner=[partitioner])
-    # ExecuTorch 1.5.1 writes only the shape of a buffer the program mutates, so
-    # the program would start from whatever its memory holds (zeros, measured)
-    # instead of the module's values: have the emitter write them. The edge
-    # program's signature lists the mutations (torch.export's did not, 2.13).
-    # The pass matches substrings of placeholder names: at worst another buffer is written too.
+    # (Mutated buffers start from the module's values: OpenvinoPartitioner marks them.)
     signature = edge.exported_program().graph_signature
-    mutated = set(signature.buffers_to_mutate.values())
-    initialise = [name for name, buffer in signature.inputs_to_buffers.items() if buffer in mutated]
-    passes = [InitializedMutableBufferPass(initialise)] if initialise else []
     # An input the program changes in place must be planned: left to the
     # caller, ExecuTorch 1.5.1 computed on it wrongly (x.add_(1); x * 2 gave
     # [2, 2, 2, 2] for [0, 1, 2, 3], even without a delegate).
@@ -91,7 +83,7 @@ def lower_exported(exported, partitioner: OpenvinoPartitioner, *, plan_inputs: b
     planning = MemoryPlanningPass(alloc_graph_input=plan_inputs or changes_inputs, alloc_graph_output=plan_inputs)
     if not plan_inputs:
         copy_outputs_that_are_inputs(edge.exported_program())
-    return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=planning, passes=passes))
+    return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=planning))
 
 
 def _refuse_complex_tensors(exported) -> None:

@@ -48,6 +48,7 @@ class OpenvinoPartitioner(Partitioner):
             tags[tag] = self.delegation_spec
         tag_constant_data(exported_program)
         _untag_returned_constants(exported_program)
+        _initialise_mutated_buffers(exported_program)
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
 
 
@@ -63,3 +64,19 @@ def _untag_returned_constants(exported_program) -> None:
         if node.op == "placeholder" and "delegation_tag" in node.meta and any(
                 user.op == "output" for user in node.users):
             del node.meta["delegation_tag"]
+
+
+def _initialise_mutated_buffers(exported_program) -> None:
+    """Has ExecuTorch's emitter write the values of the buffers the program changes, as eager starts from them.
+
+    ExecuTorch 1.5.1 writes only the shape of a mutated buffer unless its
+    placeholder carries ``et_init_buffer`` (what ``InitializedMutableBufferPass``
+    sets), so along ``to_edge_transform_and_lower(...).to_executorch()`` a buffer
+    updated in place started from zeros (``y = self.b * 2; self.b.add_(x)`` gave
+    ``[0, 0, 0, 0]`` for ``b = arange(4.)``, with or without this delegate).
+    """
+    signature = exported_program.graph_signature
+    mutated = set(signature.buffers_to_mutate.values())
+    for node in exported_program.graph.nodes:
+        if node.op == "placeholder" and signature.inputs_to_buffers.get(node.name) in mutated:
+            node.meta["et_init_buffer"] = True
