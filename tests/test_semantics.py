@@ -177,3 +177,22 @@ def test_a_buffer_changed_in_place_starts_from_the_modules_values(path):
     method, reference = exov.load_method(pte), CountsInBuffer()
     for _ in range(3):
         assert_matches_eager(list(method.execute([x])), eager(reference, (x,)))
+
+
+REMAINDERS = {
+    "int32 by a positive scalar": (lambda x: torch.remainder(x, 4), torch.int32),
+    "int64 by a negative scalar": (lambda x: x % -3, torch.int64),
+    "int8 by a tensor": (lambda x: torch.remainder(x, torch.tensor([4, -3, -5, 7, 3, -2], dtype=torch.int8)), torch.int8),
+    "0-d int32": (lambda x: x[0] % 5, torch.int32),
+}
+
+
+@pytest.mark.parametrize("case", list(REMAINDERS))
+def test_integer_remainder_takes_the_divisors_sign(case):
+    # ExecuTorch 1.5.1's portable kernel gives C's %: remainder(-7, 4) == -3 (eager 1).
+    fn, dtype = REMAINDERS[case]
+    info = torch.iinfo(dtype)
+    x = torch.tensor([-7, -1, 7, 0, info.min + 5, info.max], dtype=dtype)
+    model = OneInput(fn)
+    pte = exov.lower(model, (x,)).buffer
+    assert_matches_eager(run(pte, (x,)), eager(model, (x,)))

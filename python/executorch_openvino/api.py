@@ -20,6 +20,7 @@ from .partitioner import OpenvinoPartitioner
 from .constant_folding import fold_constant_integer_cumsums
 from .scalar_promotion import keep_zero_dim_integer_dtypes
 from .output_copies import copy_outputs_that_are_inputs
+from .integer_remainder import rewrite_integer_remainders
 
 
 def lower(module: torch.nn.Module, example_inputs: tuple, *, device: str = "CPU",
@@ -72,6 +73,7 @@ def lower_exported(exported, partitioner: OpenvinoPartitioner, *, plan_inputs: b
     from executorch.exir.passes import MemoryPlanningPass
 
     keep_zero_dim_integer_dtypes(exported)
+    rewrite_integer_remainders(exported)
     fold_constant_integer_cumsums(exported)
     edge = to_edge_transform_and_lower(exported, partitioner=[partitioner])
     # (Mutated buffers start from the module's values: OpenvinoPartitioner marks them.)

@@ -1,0 +1,58 @@
+"""Gives integer ``torch.remainder`` (``%``) the sign of the divisor, as PyTorch does, through ExecuTorch.
+
+ExecuTorch 1.5.1's portable ``remainder.Scalar_out`` and ``remainder.Tensor_out``
+compute C's ``%`` for integers, which takes the sign of the dividend:
+``remainder([-7, -1, 7], 4)`` gave ``[-3, -1, 3]`` (eager ``[1, 3, 3]``), int32 and
+int64 alike, with or without any delegate. OpenVINO cannot take the op instead: it
+computes integer remainders through float32 (wrong past 2**24), and ExecuTorch's
+``fmod`` of int64 goes through float64 (wrong past 2**53). So the op is written as
+``x - floor_divide(x, c) * c``: ExecuTorch's integer ``floor_divide`` is exact
+(measured on int64 up to 2**63 - 1), and the product and difference wrap exactly as
+the true remainder fits the dtype. (Dividing the smallest integer by -1 ends the
+process in ExecuTorch's integer division, as it did in its remainder.)
+"""
+
+from __future__ import annotations
+
+import torch
+
+_REMAINDERS = {torch.ops.aten.remainder.Scalar, torch.ops.aten.remainder.Tensor}
+
+
+def _is_integer_tensor(value) -> bool:
+    return isinstance(value, torch.Tensor) and not value.dtype.is_floating_point and value.dtype != torch.bool
+
+
+def _call(graph: torch.fx.Graph, target, *args) -> torch.fx.Node:
+    """A new node ``target(*args)`` with its fake value."""
+    created = graph.call_function(target, args)
+    values = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in args]
+    with next(v for v in values if isinstance(v, torch.Tensor)).fake_mode:
+        created.meta["val"] = target(*values)
+    return created
+
+
+def rewrite_integer_remainders(program: torch.export.ExportedProgram) -> int:
+    """Rewrites each integer ``aten.remainder`` of ``program`` in place; returns how many."""
+    graph = program.graph
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target not in _REMAINDERS or len(node.args) != 2:
+            continue
+        value = node.meta.get("val")
+        if not _is_integer_tensor(value) or not isinstance(node.args[0], torch.fx.Node):
+            continue
+        x, divisor = node.args
+        with graph.inserting_before(node):
+            quotient = _call(graph, torch.ops.aten.floor_divide.default, x, divisor)
+            product = _call(graph, torch.ops.aten.mul.Tensor, quotient, divisor)
+            result = _call(graph, torch.ops.aten.sub.Tensor, x, product)
+        if result.meta["val"].dtype != value.dtype or result.meta["val"].shape != value.shape:
+            raise AssertionError(f"integer remainder rewrite changed {node.name}: {result.meta['val']} vs {value}")
+        node.replace_all_uses_with(result)
+        graph.erase_node(node)
+        count += 1
+    if count:
+        graph.lint()
+        program.graph_module.recompile()
+    return count
