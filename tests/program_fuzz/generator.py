@@ -50,10 +50,17 @@ PATTERNS = {
         lambda spec: _outputs_reaching_inputs(spec),
     ),
     "dynamic": ("any dynamic size", lambda spec: bool(spec["dims"])),
+    "bool_select": ("where or masked_fill whose values are bool (finding F4: fails to load)",
+                    lambda spec: _bool_select(spec)),
     "inplace_input": ("an in-place update of an input",
                       lambda spec: any(OPS[o["op"]].inplace and o["args"][0] in _input_versions(spec)
                                        for o in spec["ops"])),
 }
+
+
+def _bool_select(spec) -> bool:
+    """Whether a where/masked_fill picks bool values (its result is bool)."""
+    return any(o["op"] in ("where", "masked_fill") and o.get("dtype") == "bool" for o in spec["ops"])
 
 
 def _input_versions(spec) -> set:
@@ -288,6 +295,7 @@ class _Generation:
             self.alive.remove(target.name)
             self.env_a, self.env_b = env_a, env_b
             self._update_aliases(out_a, info, err)
+        op["dtype"] = dtype  # for reading and for PATTERNS; the code does not use it
         self.spec["ops"].append(op)
         self.used.update(op["args"])
         self.env_a[op["out"]], self.env_b[op["out"]] = out_a, out_b

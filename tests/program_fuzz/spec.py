@@ -8,9 +8,10 @@ shrunk and rebuilt exactly::
      "dims": {"d0": {"min": 3, "max": 8, "example": 5}},   # dynamic sizes (torch.export Dim)
      "inputs": [{"name": "x0", "dtype": "float32", "shape": [4, "d0"], "low": -3.0, "high": 3.0}],
      "tensors": [{"name": "w0", "kind": "parameter", "dtype": "float32", "shape": [4], "low": -1.0, "high": 1.0}],
-     "ops": [{"out": "v0", "op": "add", "args": ["x0", "w0"], "attrs": {}}],
+     "ops": [{"out": "v0", "op": "add", "args": ["x0", "w0"], "attrs": {}, "dtype": "float32"}],
      "outputs": ["v0", "x0"]}
 
+An op's ``dtype`` is its result's, as generated (informative only).
 ``kind`` is ``parameter``, ``buffer`` (may be changed in place: state that
 lives on in the program) or ``constant`` (a plain tensor attribute, lifted by
 torch.export). An int input may carry ``"edges": true``: its first and last
