@@ -1,4 +1,4 @@
-"""One program, checked: eager reference, both lowering paths, save, load, two runs, comparison.
+"""One program, checked: eager reference, both lowering paths, save, load, three runs, comparison.
 
 ``check_program`` returns a JSON-able outcome::
 
@@ -16,9 +16,11 @@ but not counted as a failure of the delegate. For a silent wrong result (value,
 dtype, shape, count) of ``exov.lower`` the baseline is ExecuTorch's standard
 lowering (planned inputs and outputs), not exov.lower's own settings: issue 17
 item 1 came from those, and lowering must then work around it or refuse. Per path, ``stage`` is where it
-stopped: lower, save, load, run1 or run2; ``category`` is a refusal or one
-of lowering-error, load-error, run-error, wrong-count, wrong-type, wrong-dtype,
-wrong-shape, wrong-value, input-changed (and crash or timeout, from the pool).
+stopped: lower, save, load, run1, run2 or run3; ``category`` is a refusal or
+one of lowering-error, load-error, run-error, wrong-count, wrong-type,
+wrong-dtype, wrong-shape, wrong-value, input-changed, output-overwritten (and
+crash or timeout, from the pool). The runs: fresh inputs each time; dynamic
+sizes differ between runs 1 and 2, and run 3 goes back to run 1's sizes.
 """
 
 from __future__ import annotations
@@ -38,14 +40,15 @@ PATHS = ("exov.lower", "to_edge_transform_and_lower")
 
 
 def run_sizes(spec, run_seed: int) -> list:
-    """Sizes of the dynamic dimensions for the two runs: random within range, different when possible."""
+    """Sizes of the dynamic dimensions for the runs: random within range, the second different from the
+    first, the third the first's again (a method must shrink back as well as grow; fresh values each run)."""
     rng = random.Random(stable_seed(run_seed, spec["seed"], "sizes"))
     first, second = {}, {}
     for name, dim in spec["dims"].items():
         first[name] = rng.randint(dim["min"], dim["max"])
         others = [s for s in range(dim["min"], dim["max"] + 1) if s != first[name]]
         second[name] = rng.choice(others) if others else first[name]
-    return [first, second]
+    return [first, second, dict(first)]
 
 
 class Reference:
@@ -196,7 +199,7 @@ def check_path(path: str, spec, reference: Reference, workdir: Path, options: di
 
     problem = _run_and_compare(method, spec, layout, reference, lambda stage: progress(f"{path}:{stage}"))
     if problem is None:
-        result.update(status="passed", stage="run2")
+        result.update(status="passed", stage=f"run{len(reference.inputs)}")
         return result
     stage, category, detail, exc = problem
     if exc is not None and refusal_reason(stage, exc):
@@ -214,7 +217,10 @@ def check_path(path: str, spec, reference: Reference, workdir: Path, options: di
 
 
 def _run_and_compare(method, spec, layout, reference: Reference, progress):
-    """None when both runs match eager, else (stage, category, detail, exception or None)."""
+    """None when every run matches eager, else (stage, category, detail, exception or None).
+
+    Outputs of earlier runs must also stay as they were returned (no later run may write into them)."""
+    earlier = []
     for run, inputs in enumerate(reference.inputs):
         stage = f"run{run + 1}"
         progress(stage)
@@ -226,6 +232,11 @@ def _run_and_compare(method, spec, layout, reference: Reference, progress):
         problem = _compare_run(spec, layout, got, given, inputs, reference, run)
         if problem:
             return (stage, *problem, None)
+        for before, (returned, copies) in enumerate(earlier):
+            for i, (value, copy) in enumerate(zip(returned, copies)):
+                if isinstance(value, torch.Tensor) and not torch.equal(value, copy):
+                    return stage, "output-overwritten", f"value {i} returned by run {before + 1} changed in run {run + 1}", None
+        earlier.append((got, [g.clone() if isinstance(g, torch.Tensor) else g for g in got]))
     return None
 
 

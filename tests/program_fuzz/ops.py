@@ -1049,6 +1049,37 @@ def _pick_embedding(p):
 op("embedding", "embedding", code_call("F.embedding({0}, {1})"), _pick_embedding, weight=1.0)
 
 
+def _pick_index_tensor(p):
+    """x[i] with an int tensor i whose values are rows of x (known to be in range)."""
+    x = p.choose(lambda v: v.rank >= 1 and v.static(0) and v.shape[0] >= 1 and v.rank <= 3)
+    if x is None:
+        return None
+    rows = x.shape[0]
+    index = p.choose(lambda v: v.is_int and v.range is not None and v.range[0] >= -rows and v.range[1] < rows
+                     and v.rank <= 2 and v.name != x.name)
+    if index is None or p.rng.random() < 0.4:
+        index = p.new_input(p.rng.choice(INTS), p.random_shape(max_rank=2, min_rank=1), -rows, rows - 1)
+    return [x.name, index.name], {}
+
+
+def err_layer_norm(ins, errs, out, attrs):
+    """(x - mean) / sqrt(var + eps): errors scale with 1 / std; the variance rounds with |x|**2."""
+    x = ins[0].double()
+    std = float((x.var(-1, unbiased=False) + 1e-5).sqrt().min()) if x.numel() else 1.0
+    n, m = x.shape[-1], magnitude(ins[0])
+    return add_errs((2 / std, errs[0]), (4.0, rounding(out, magnitude(out) + (n ** 0.5) * (m * m + m) / std ** 2)))
+
+
+def _pick_layer_norm(p):
+    v = p.choose(lambda v: v.dtype == "float32" and v.rank >= 1 and v.static(v.rank - 1) and v.shape[-1] >= 2)
+    return None if v is None else ([v.name], {"n": v.shape[-1]})
+
+
+op("index_tensor", "selection", code_call("{0}[{1}]"), _pick_index_tensor, computes=False, weight=0.7)
+op("layer_norm", "reduction", code_call("F.layer_norm({0}, [{n}])"), _pick_layer_norm, error=err_layer_norm,
+   weight=0.6)
+
+
 # -- constants made in forward
 def _pick_literal(p):
     v = p.choose(lambda v: v.all_static and _numel(v.shape) <= 16)

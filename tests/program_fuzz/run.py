@@ -35,7 +35,7 @@ from program_fuzz.shrink import shrink, size_of  # noqa: E402
 from program_fuzz.spec import reproducer  # noqa: E402
 
 # The fixed range CI runs: about 3 minutes on 2 cores (measured: README of the session).
-CI_PROGRAMS = 64
+CI_PROGRAMS = 56
 
 
 def parse_args(argv=None):
