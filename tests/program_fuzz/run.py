@@ -176,8 +176,16 @@ def run(args) -> int:
     start = time.monotonic()
     deadline = start + args.seconds if args.seconds is not None else None
 
+    errors = []
+
     def work(worker: Worker) -> None:
-        while deadline is None or time.monotonic() < deadline:
+        try:
+            check_seeds(worker)
+        except BaseException as exc:  # noqa: BLE001 - a worker that cannot start ends the run
+            errors.append(exc)
+
+    def check_seeds(worker: Worker) -> None:
+        while (deadline is None or time.monotonic() < deadline) and not errors:
             try:
                 seed = seeds.get_nowait()
             except queue.Empty:
@@ -199,6 +207,10 @@ def run(args) -> int:
     for t in threads:
         t.join()
     elapsed = time.monotonic() - start
+    if errors:
+        for w in workers:
+            w.close()
+        raise errors[0]
     restarts = sum(w.restarts for w in workers)
     for w in workers[1:]:
         w.close()
