@@ -1,18 +1,39 @@
-"""NaN and infinities through OpenVINO's min/max-type ops, as PyTorch computes them (``numerics="exact"``).
+"""Special values (NaN, infinities, -0.0) through OpenVINO as PyTorch computes them (``numerics="exact"``).
 
-OpenVINO's CPU plugin drops a NaN where it compares: ``relu(nan)`` is 0,
-``clamp(nan, -1, 1)`` is -1, ``maximum(nan, 0)`` is 0, ``amax([1, nan, 3])`` is 3,
-a max-pool window holding a NaN gives its largest number, and a softmax row
-holding a NaN or an infinity gives numbers where PyTorch gives NaN. Its amax,
-amin and max pools also start from the largest finite numbers, so ``amax`` of
-only ``-inf`` is -3.4e38 (measured with openvino 2026.4.1 on CPU; tests/
-test_nan_propagation.py runs on 2025.4.1 too). PyTorch returns NaN, or the
-infinity, in each case.
+OpenVINO's CPU plugin computes these differently from eager PyTorch (measured
+with openvino 2025.4.1 and 2026.4.1 on CPU, f32; tests/test_special_values.py
+and tests/test_nan_propagation.py run on both):
+
+- it drops a NaN where it compares: ``relu(nan)`` is 0, ``clamp(nan, -1, 1)``
+  is -1, ``maximum(nan, 0)`` is 0, ``amax([1, nan, 3])`` and ``max()`` are 3,
+  a max-pool window holding a NaN gives its largest number, and a softmax row
+  holding a NaN or an infinity gives numbers where PyTorch gives NaN; its
+  amax, amin, max and max pools also start from the largest finite numbers,
+  so ``amax`` of only ``-inf`` is -3.4e38;
+- ``Greater`` and ``GreaterEqual`` are true when an operand is NaN
+  (``nan > 0``), ``Less`` and ``LessEqual`` are right; a float cast to bool
+  and ``logical_not`` read NaN as 0 (``bool(nan)`` is False, PyTorch True);
+- ``exp(nan)`` is ``inf``; ``sign(nan)`` is NaN (PyTorch: 0);
+- ``relu``, ``clamp`` and ``hardtanh`` give 0.0 for -0.0, ``elu`` too
+  (PyTorch keeps -0.0);
+- division multiplies by the reciprocal, so a subnormal divisor gives
+  ``inf`` or NaN (``1e-40 / 1e-40`` is inf, PyTorch 1);
+- ``log1p`` is ``log(1 + x)``: 0 for every ``|x| < 6e-8`` and for -0.0;
+- ``erf`` is off by up to ~5e-8 absolutely, all of it for small arguments
+  (``erf(1e-4)`` is 1.12889e-4, PyTorch 1.12838e-4; ``erf(1e-7)`` is 0);
+- max pools return the index of the largest number in a window holding NaN
+  (PyTorch: the last NaN's);
+- ``std`` reaches the delegate as ``sqrt(var(x))`` (torch.export's
+  decomposition), whose variance overflows float32 for ``|x| > 1.8e19``
+  (``std([1e20, -1e20])`` is inf; eager PyTorch accumulates in float64 and
+  gives 1.4e20; ExecuTorch's kernels give inf too);
+- ``sort`` puts NaN among the numbers (PyTorch: last, or first descending).
 
 :func:`propagate_nans` rewrites a partition's graph before conversion so that
-each such result is NaN exactly where PyTorch's is, with ops OpenVINO computes
-correctly (``isnan``, ``where``, ``amax`` over a 0/1 mask, ``isinf``). Integer
-and bool tensors hold no NaN and are left alone.
+each such result is eager PyTorch's, with ops OpenVINO computes correctly
+(``isnan``, ``where``, ``Less``, ``amax`` over a 0/1 mask...). Integer and bool
+tensors hold no NaN and are left alone. What no cheap rewrite makes exact stays
+on ExecuTorch's kernels instead (``operator_support.SPECIAL_VALUE_OPS``).
 """
 
 from __future__ import annotations
@@ -24,13 +45,24 @@ import torch
 
 aten = torch.ops.aten
 
-# name -> how the op's NaN is restored
-_ELEMENTWISE = {"aten.relu.default", "aten.clamp.default", "aten.hardtanh.default"}
+# name -> how the op's special values are restored
+_CLAMPS = {"aten.relu.default", "aten.clamp.default", "aten.hardtanh.default"}
 _BINARY = {"aten.maximum.default", "aten.minimum.default"}
-_REDUCTIONS = {"aten.amax.default", "aten.amin.default"}
+_REDUCTIONS = {"aten.amax.default", "aten.amin.default", "aten.max.default", "aten.min.default"}
 _POOLS = {"aten.max_pool2d_with_indices.default", "aten.max_pool3d_with_indices.default"}
 _SOFTMAXES = {"aten._softmax.default", "aten._log_softmax.default"}
-TARGETS = _ELEMENTWISE | _BINARY | _REDUCTIONS | _POOLS | _SOFTMAXES
+# a > b as b < a: OpenVINO's Less is right about NaN, its Greater is not.
+_GREATER = {"aten.gt.Tensor": aten.lt.Tensor, "aten.ge.Tensor": aten.le.Tensor,
+            "aten.gt.Scalar": aten.lt.Tensor, "aten.ge.Scalar": aten.le.Tensor}
+_CAST = "aten._to_copy.default"
+_OTHERS = {"aten.erf.default", "aten.exp.default", "aten.sign.default", "aten.elu.default", "aten.logical_not.default",
+           "aten.log1p.default", "aten.div.Tensor", "aten.sort.default", "aten.sqrt.default", _CAST}
+TARGETS = _CLAMPS | _BINARY | _REDUCTIONS | _POOLS | _SOFTMAXES | set(_GREATER) | _OTHERS
+
+# |b| below this is subnormal in float32 and bfloat16; 2**64 makes it normal without overflow.
+_WIDE_FLOATS = (torch.float32, torch.bfloat16)
+_SMALLEST_NORMAL = 2.0**-126
+_DIVISOR_SCALE = 2.0**64
 
 
 def _value(node):
@@ -42,26 +74,43 @@ def _floating(node) -> bool:
     return isinstance(value, torch.Tensor) and value.is_floating_point()
 
 
+def _fake_mode(nodes):
+    for node in nodes:
+        mode = getattr(_value(node), "fake_mode", None)
+        if mode is not None:
+            return mode
+    return None
+
+
 class _Builder:
     """Adds aten nodes after `anchor`, each with its fake value, in order."""
 
     def __init__(self, graph: torch.fx.Graph, anchor: torch.fx.Node):
         self.graph, self.anchor = graph, anchor
+        self.mode = _fake_mode([anchor, *anchor.all_input_nodes])
 
     def __call__(self, target, *args, **kwargs) -> torch.fx.Node:
         with self.graph.inserting_after(self.anchor):
             node = self.graph.call_function(target, args, kwargs)
         fake = [_value(a) if isinstance(a, torch.fx.Node) else a for a in args]
-        node.meta["val"] = target(*fake, **kwargs)
+        if self.mode is not None and not any(isinstance(a, torch.fx.Node) for a in args):
+            with self.mode:  # a constant: made under the graph's fake mode, like every other value
+                node.meta["val"] = target(*fake, **kwargs)
+        else:
+            node.meta["val"] = target(*fake, **kwargs)
         self.anchor = node
         return node
+
+    def scalar(self, value: float, like: torch.fx.Node) -> torch.fx.Node:
+        """A 0-d tensor holding `value` in `like`'s dtype (broadcasts like a Python number)."""
+        return self(aten.scalar_tensor.default, value, dtype=_value(like).dtype)
 
     def either(self, a: torch.fx.Node, b: torch.fx.Node) -> torch.fx.Node:
         """a or b, for bool masks, counted in float32: openvino 2025.4.1 converts neither
         logical_or nor a select between bool tensors."""
         count = self(aten.add.Tensor, self(aten._to_copy.default, a, dtype=torch.float32),
                      self(aten._to_copy.default, b, dtype=torch.float32))
-        return self(aten.gt.Scalar, count, 0)
+        return self(aten.gt.Scalar, count, 0)  # counts hold no NaN: Greater is right here
 
     def ones(self, condition: torch.fx.Node, like: torch.fx.Node) -> torch.fx.Node:
         """1 where the bool `condition` holds, else 0, in `like`'s dtype (to be reduced or pooled)."""
@@ -69,69 +118,325 @@ class _Builder:
 
     def nan_where(self, mask: torch.fx.Node, like: torch.fx.Node) -> torch.fx.Node:
         """NaN where `mask` holds, else `like`."""
-        nan = self(aten.full_like.default, like, math.nan)
-        return self(aten.where.self, mask, nan, like)
+        return self(aten.where.self, mask, self.scalar(math.nan, like), like)
 
     def any_nan(self, x: torch.fx.Node, dims: list, keepdim: bool) -> torch.fx.Node:
         """True where a reduction of `x` over `dims` meets a NaN (as a 0/1 mask reduced with amax)."""
         nans = self.ones(self(aten.isnan.default, x), x)
         return self(aten.gt.Scalar, self(aten.amax.default, nans, dims, keepdim), 0)
 
+    def less(self, a, b) -> torch.fx.Node:
+        """a < b for a node and a node or number; false where either is NaN."""
+        if isinstance(b, torch.fx.Node):
+            return self(aten.lt.Tensor, a if isinstance(a, torch.fx.Node) else self.scalar(a, b), b)
+        return self(aten.lt.Scalar, a, b)
+
+
+def _clamped(build: _Builder, x, low, high):
+    """clamp as PyTorch computes it: max with `low` first, then min with `high`; NaN and -0.0 pass."""
+    if any(isinstance(b, (int, float)) and math.isnan(b) for b in (low, high)):
+        return build(aten.where.self, build(aten.isnan.default, x), x, build.scalar(math.nan, x))
+    result = x
+    if low is not None:
+        result = build(aten.where.self, build.less(result, low), build.scalar(low, x), result)
+    if high is not None:
+        result = build(aten.where.self, build.less(high, result), build.scalar(high, x), result)
+    return result
+
+
+def _clamp_bounds(node, name):
+    if name == "aten.relu.default":
+        return 0.0, None
+    if name == "aten.hardtanh.default":
+        args = list(node.args) + [None] * 3
+        low = args[1] if args[1] is not None else node.kwargs.get("min_val", -1.0)
+        high = args[2] if args[2] is not None else node.kwargs.get("max_val", 1.0)
+        return low, high
+    args = list(node.args) + [None] * 3
+    return (args[1] if len(node.args) > 1 else node.kwargs.get("min"),
+            args[2] if len(node.args) > 2 else node.kwargs.get("max"))
+
+
+def _reduction(build: _Builder, node, name, x):
+    if name in ("aten.max.default", "aten.min.default"):
+        dims, keepdim = list(range(_value(x).dim())), False
+    else:
+        dims = list(node.args[1]) if len(node.args) > 1 else list(range(_value(x).dim()))
+        keepdim = node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
+    if _value(x).dim() == 0:
+        return None  # one element: nothing is compared
+    # OpenVINO also starts ReduceMax at the lowest finite number: amax of only -inf is -3.4e38.
+    infinity = -math.inf if name in ("aten.amax.default", "aten.max.default") else math.inf
+    only = build.ones(build(aten.eq.Scalar, x, infinity), x)
+    all_infinite = build(aten.gt.Scalar, build(aten.amin.default, only, dims, keepdim), 0)
+    fixed = build(aten.where.self, all_infinite, build.scalar(infinity, node), node)
+    return build.nan_where(build.any_nan(x, dims, keepdim), fixed)
+
+
+def _divided(build: _Builder, target, x, divisor):
+    """x / divisor with a subnormal divisor made normal first (scaled by 2**64, the quotient too).
+
+    OpenVINO multiplies by the reciprocal, and 1 / 1e-40 overflows. Scaling by a
+    power of two is exact, so the quotient is the one PyTorch rounds. The extra
+    work is on the divisor's shape but for one multiplication.
+    """
+    tiny = build(aten.lt.Scalar, build(aten.abs.default, divisor), _SMALLEST_NORMAL)
+    scale = build(aten.where.self, tiny, build.scalar(_DIVISOR_SCALE, divisor), build.scalar(1.0, divisor))
+    quotient = build(target, x, build(aten.mul.Tensor, divisor, scale))
+    return build(aten.mul.Tensor, quotient, scale)
+
+
+def _std(build: _Builder, variance, x):
+    """sqrt(var(x)) = 2**k * sqrt(var(x * 2**-k)), 2**k near the largest |x| reduced (1 where that
+    is 0, inf or NaN): scaling by a power of two is exact, and the squares of x * 2**-k cannot
+    overflow. OpenVINO's pow(2, k) is exact for integer k in [-126, 126] (measured, both releases)."""
+    rank = _value(x).dim()
+    dims = variance.args[1] if len(variance.args) > 1 else variance.kwargs.get("dim")
+    dims = list(range(rank)) if dims is None or len(dims) == 0 else [d % rank for d in dims]
+    largest = build(aten.amax.default, build(aten.abs.default, x), dims, True)
+    usable = build(aten.where.self, build(aten.isfinite.default, largest), largest, build.scalar(1.0, largest))
+    usable = build(aten.where.self, build.less(0.0, usable), usable, build.scalar(1.0, usable))
+    exponent = build(aten.clamp.default, build(aten.floor.default, build(aten.log2.default, usable)), -126.0, 126.0)
+    down = build(aten.pow.Scalar, 2.0, build(aten.neg.default, exponent))
+    scaled = build(variance.target, build(aten.mul.Tensor, x, down), *variance.args[1:], **variance.kwargs)
+    scale = build(aten.pow.Scalar, 2.0, exponent)
+    keepdim = variance.kwargs.get("keepdim", variance.args[3] if len(variance.args) > 3 else False)
+    if not keepdim:
+        scale = build(aten.squeeze_copy.dims, scale, dims)
+    return build(aten.mul.Tensor, build(aten.sqrt.default, scaled), scale)
+
+
+def _erf(build: _Builder, node, x):
+    """erf(x), below |x| = 0.1 from its series 2/sqrt(pi) (x - x**3/3 + x**5/10): the next
+    term, x**7/42, is 2.4e-9 of it there; -0.0 and subnormals pass."""
+    square = build(aten.mul.Tensor, x, x)
+    inner = build(aten.add.Tensor, build(aten.mul.Tensor, square, build.scalar(0.1, x)), build.scalar(-1.0 / 3.0, x))
+    series = build(aten.mul.Tensor, build(aten.add.Tensor, build(aten.mul.Tensor, inner, square), build.scalar(1.0, x)),
+                   build(aten.mul.Tensor, x, build.scalar(2.0 / math.sqrt(math.pi), x)))
+    small = build(aten.lt.Scalar, build(aten.abs.default, x), 0.1)
+    return build(aten.where.self, small, series, node)
+
+
+def _log1p(build: _Builder, x):
+    """log1p(x) = log(u) * x / (u - 1) with u = 1 + x, and x itself where u is 1 (Goldberg's
+    formula: exact to a few ulps, -0.0 and tiny x kept); inf stays inf."""
+    u = build(aten.add.Tensor, x, build.scalar(1.0, x))
+    ratio = build(aten.div.Tensor, x, build(aten.sub.Tensor, u, build.scalar(1.0, x)))
+    general = build(aten.mul.Tensor, build(aten.log.default, u), ratio)
+    small = build(aten.eq.Scalar, u, 1.0)
+    result = build(aten.where.self, small, x, general)
+    return build(aten.where.self, build(aten.eq.Scalar, x, math.inf), x, result)
+
+
+def _pool_weights(build: _Builder, condition, x, spatial: int, negate: bool = False):
+    """1 + p / (P + 1) (P elements per channel, p the element's flat index) where `condition`
+    holds, else 0, in float32: distinct values whose max in a window is the last such element
+    (with `negate`: minus those, whose max is the first).
+
+    With a dynamic spatial size, or P >= 2**23 (the values would tie), the weights are all 1:
+    OpenVINO then returns the first of the window's elements meeting `condition`.
+    """
+    rank = _value(x).dim()
+    sizes = list(_value(x).shape)[rank - spatial:]
+    mask = build(aten._to_copy.default, condition, dtype=torch.float32)
+    if not all(isinstance(s, int) for s in sizes) or math.prod(sizes) >= 2**23:
+        return build(aten.neg.default, mask) if negate else mask
+    count = math.prod(sizes)
+    flat = build(aten.arange.default, count, dtype=torch.float32)
+    weights = build(aten.add.Tensor, build(aten.mul.Tensor, flat, build.scalar(1.0 / (count + 1), flat)),
+                    build.scalar(1.0, flat))
+    weights = build(aten.view_copy.default, weights, sizes)
+    if negate:
+        weights = build(aten.neg.default, weights)
+    return build(aten.mul.Tensor, mask, weights)
+
+
+def _max_pool(build: _Builder, node, name, x, values, indices):
+    """Values and indices of a max pool as PyTorch's: NaN (the last one's index) in a window
+    holding NaN, -inf (the first one's index) in a window of only -inf."""
+    spatial = 2 if name == "aten.max_pool2d_with_indices.default" else 3
+    pooled_nan = build(node.target, _pool_weights(build, build(aten.isnan.default, x), x, spatial),
+                       *node.args[1:], **node.kwargs)
+    hit = build(aten.gt.Scalar, build(operator.getitem, pooled_nan, 0), 0)
+    # A window of only -inf gives -3.4e38 in OpenVINO; the max of minus weights finds such
+    # windows (padding never counts, as in PyTorch) and their first element.
+    pooled_minus = build(node.target, _pool_weights(build, build(aten.eq.Scalar, x, -math.inf), x, spatial, True),
+                         *node.args[1:], **node.kwargs)
+    only_minus_inf = build(aten.lt.Scalar, build(operator.getitem, pooled_minus, 0), 0)
+    new_values = new_indices = None
+    if values is not None:
+        fixed = build(aten.where.self, only_minus_inf, build.scalar(-math.inf, values), values)
+        new_values = build.nan_where(hit, fixed)
+    if indices is not None:
+        fixed = build(aten.where.self, only_minus_inf, build(operator.getitem, pooled_minus, 1), indices)
+        new_indices = build(aten.where.self, hit, build(operator.getitem, pooled_nan, 1), fixed)
+    return new_values, new_indices
+
+
+def _sort(build: _Builder, node, x, values, indices):
+    """sort with NaN as PyTorch orders it: after +inf (before it descending).
+
+    OpenVINO sorts ``where(isnan, inf, x)`` right; NaN and +inf then tie, so the
+    NaN count decides which of the trailing (leading) positions hold NaN, and a
+    second sort of 0 (numbers), 1 (+inf), 2 (NaN) gives those positions' indices.
+    """
+    args = list(node.args) + [None] * 3
+    dim = args[1] if len(node.args) > 1 else node.kwargs.get("dim", -1)
+    descending = args[2] if len(node.args) > 2 else node.kwargs.get("descending", False)
+    dim %= _value(x).dim()
+    nan = build(aten.isnan.default, x)
+    positive_inf = build(aten.eq.Scalar, x, math.inf)
+    key = build(aten.where.self, nan, build.scalar(math.inf, x), x)
+    by_key = build(node.target, key, dim, descending)
+    rank_key = build(aten.where.self, nan, build(aten.scalar_tensor.default, 2.0, dtype=torch.float32),
+                     build(aten._to_copy.default, positive_inf, dtype=torch.float32))
+    by_rank = build(node.target, rank_key, dim, descending)
+    nans = build(aten.sum.dim_IntList, build(aten._to_copy.default, nan, dtype=torch.float32), [dim], True)
+    group = build(aten.add.Tensor, nans,
+                  build(aten.sum.dim_IntList, build(aten._to_copy.default, positive_inf, dtype=torch.float32),
+                        [dim], True))
+    # Positions 0, 1, ... from the end (from the start descending), from a cumsum of ones so
+    # that a dynamic size needs no constant.
+    ones = build(aten.ones_like.default, x, dtype=torch.float32)
+    counted = build(aten.cumsum.default, ones, dim)
+    if descending:
+        position = build(aten.sub.Tensor, counted, build.scalar(1.0, counted))
+    else:
+        position = build(aten.sub.Tensor, build(aten.sum.dim_IntList, ones, [dim], True), counted)
+    new_values = new_indices = None
+    if values is not None:
+        new_values = build.nan_where(build.less(position, nans), build(operator.getitem, by_key, 0))
+    if indices is not None:
+        new_indices = build(aten.where.self, build.less(position, group), build(operator.getitem, by_rank, 1),
+                            build(operator.getitem, by_key, 1))
+    return new_values, new_indices
+
+
+def _getitems(node):
+    found = {}
+    for user in node.users:
+        if user.target is operator.getitem:
+            found.setdefault(user.args[1], user)
+    return found.get(0), found.get(1)
+
+
+def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node, name: str, constants: frozenset) -> bool:  # noqa: C901
+    """Rewrites one node; True when it did."""
+    from .conversion import op_name
+
+    x = node.args[0]
+    users = list(node.users)
+    build = _Builder(graph, node)
+    erase = False
+    if name in _GREATER:
+        other = node.args[1]
+        if not (_floating(x) or _floating(other)):
+            return False
+        result = build(_GREATER[name], other if isinstance(other, torch.fx.Node) else build.scalar(other, x), x)
+        erase = True
+    elif name == _CAST:
+        if not (_floating(x) and node.kwargs.get("dtype") == torch.bool):
+            return False
+        result = build(aten.ne.Scalar, x, 0)
+        erase = True
+    elif not _floating(x):
+        return False
+    elif name == "aten.logical_not.default":
+        result = build(aten.eq.Scalar, x, 0)
+        erase = True
+    elif name in _CLAMPS:
+        result = _clamped(build, x, *_clamp_bounds(node, name))
+        erase = True
+    elif name == "aten.exp.default":
+        result = build(aten.where.self, build(aten.isnan.default, x), x, node)
+    elif name == "aten.erf.default":
+        result = _erf(build, node, x)
+    elif name == "aten.sign.default":
+        result = build(aten.where.self, build(aten.isnan.default, x), build.scalar(0.0, x), node)
+    elif name == "aten.elu.default":
+        result = build(aten.where.self, build(aten.eq.Scalar, x, 0), x, node)
+    elif name == "aten.sqrt.default":  # std, as torch.export writes it
+        variance = x
+        if not (variance.op == "call_function" and op_name(variance.target) == "aten.var.correction"
+                and len(variance.users) == 1 and _value(variance.args[0]).dim() > 0
+                and _value(variance.args[0]).dtype in _WIDE_FLOATS):  # 2**-126 is 0 in float16
+            return False
+        result = _std(build, variance, variance.args[0])
+        erase = True
+    elif name == "aten.log1p.default":
+        result = _log1p(build, x)
+        erase = True
+    elif name == "aten.div.Tensor":
+        divisor = node.args[1]
+        # A parameter, buffer or constant divisor reaches OpenVINO as a constant, which it
+        # flushes to 0 when subnormal anyway (operator_support.has_flushed_values).
+        # float16 has no subnormal that is one in float32, and 2**64 overflows it.
+        if (not (isinstance(divisor, torch.fx.Node) and _value(divisor).dtype in _WIDE_FLOATS)
+                or divisor.name in constants):
+            return False
+        result = _divided(build, node.target, x, divisor)
+        erase = True
+    elif name in _BINARY:
+        other = node.args[1]
+        either = build.either(build(aten.isnan.default, x), build(aten.isnan.default, other))
+        result = build(aten.where.self, either, build(aten.add.Tensor, x, other), node)
+    elif name in _REDUCTIONS:
+        result = _reduction(build, node, name, x)
+        if result is None:
+            return False
+    elif name in _SOFTMAXES:
+        dim = node.args[1] % max(_value(x).dim(), 1)
+        # PyTorch's row is NaN when it holds a NaN, or its max is infinite (inf - inf).
+        infinite_max = build(aten.isinf.default, build(aten.amax.default, x, [dim], True))
+        bad = build.either(build.any_nan(x, [dim], True), infinite_max)
+        result = build.nan_where(bad, node)
+    else:  # max pools and sort: (values, indices) read through getitem
+        getitems = _getitems(node)
+        if all(g is None for g in getitems) or (name == "aten.sort.default" and _value(x).dim() == 0):
+            return False
+        old_users = [list(g.users) if g is not None else [] for g in getitems]
+        build = _Builder(graph, max((g for g in getitems if g is not None), key=_order(graph)))
+        fixed = (_max_pool(build, node, name, x, *getitems) if name in _POOLS
+                 else _sort(build, node, x, *getitems))
+        for getitem, new, getitem_users in zip(getitems, fixed, old_users):
+            for user in getitem_users:
+                user.replace_input_with(getitem, new)
+        if name not in _POOLS:  # the original sort is unused now
+            for getitem in getitems:
+                if getitem is not None and not getitem.users:
+                    graph.erase_node(getitem)
+            if not node.users:
+                graph.erase_node(node)
+        return True
+    for user in users:
+        user.replace_input_with(node, result)
+    if erase and not node.users:
+        graph.erase_node(node)
+        if name == "aten.sqrt.default":
+            graph.erase_node(x)
+    return True
+
+
+def _order(graph):
+    position = {n: i for i, n in enumerate(graph.nodes)}
+    return lambda n: position[n]
+
 
 def propagate_nans(program: torch.export.ExportedProgram) -> int:
-    """Rewrites `program`'s graph in place; returns how many ops were rewritten."""
+    """Rewrites `program`'s graph in place so that special values come out as eager PyTorch's;
+    returns how many ops were rewritten."""
     from .conversion import op_name
 
     graph = program.graph
+    signature = program.graph_signature
+    constants = frozenset({**signature.inputs_to_parameters, **signature.inputs_to_buffers,
+                           **signature.inputs_to_lifted_tensor_constants})
     rewritten = 0
     for node in list(graph.nodes):
         name = op_name(node.target) if node.op == "call_function" else ""
-        if name not in TARGETS or not node.args or not _floating(node.args[0]):
+        if name not in TARGETS or not node.args:
             continue
-        users = list(node.users)
-        build = _Builder(graph, node)
-        x = node.args[0]
-        if name in _ELEMENTWISE:
-            result = build(aten.where.self, build(aten.isnan.default, x), x, node)
-        elif name in _BINARY:
-            other = node.args[1]
-            either = build.either(build(aten.isnan.default, x), build(aten.isnan.default, other))
-            result = build(aten.where.self, either, build(aten.add.Tensor, x, other), node)
-        elif name in _REDUCTIONS:
-            dims = list(node.args[1]) if len(node.args) > 1 else list(range(_value(x).dim()))
-            keepdim = node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
-            # OpenVINO also starts ReduceMax at the lowest finite number: amax of only -inf is -3.4e38.
-            infinity = -math.inf if name == "aten.amax.default" else math.inf
-            only = build.ones(build(aten.eq.Scalar, x, infinity), x)
-            all_infinite = build(aten.gt.Scalar, build(aten.amin.default, only, dims, keepdim), 0)
-            fixed = build(aten.where.self, all_infinite, build(aten.full_like.default, node, infinity), node)
-            result = build.nan_where(build.any_nan(x, dims, keepdim), fixed)
-        elif name in _SOFTMAXES:
-            dim = node.args[1] % max(_value(x).dim(), 1)
-            # PyTorch's row is NaN when it holds a NaN, or its max is infinite (inf - inf).
-            infinite_max = build(aten.isinf.default, build(aten.amax.default, x, [dim], True))
-            bad = build.either(build.any_nan(x, [dim], True), infinite_max)
-            result = build.nan_where(bad, node)
-        else:  # max pools: (values, indices) read through getitem
-            values = next((u for u in users if u.target is operator.getitem and u.args[1] == 0), None)
-            if values is None:
-                continue
-            users = list(values.users)
-            build = _Builder(graph, values)
-            mask = build.ones(build(aten.isnan.default, x), x)
-            pooled = build(node.target, mask, *node.args[1:], **node.kwargs)
-            hit = build(aten.gt.Scalar, build(operator.getitem, pooled, 0), 0)
-            # A window of only -inf gives -3.4e38 in OpenVINO: pooling minus the -inf mask finds
-            # such windows (padding never counts, as in PyTorch).
-            minus_ones = build(aten.neg.default, build.ones(build(aten.eq.Scalar, x, -math.inf), x))
-            pooled_minus = build(node.target, minus_ones, *node.args[1:], **node.kwargs)
-            only_minus_inf = build(aten.lt.Scalar, build(operator.getitem, pooled_minus, 0), 0)
-            fixed = build(aten.where.self, only_minus_inf, build(aten.full_like.default, values, -math.inf), values)
-            result = build.nan_where(hit, fixed)
-            node = values
-        for user in users:
-            user.replace_input_with(node, result)
-        rewritten += 1
+        rewritten += _rewrite(graph, node, name, constants)
     if rewritten:
         graph.lint()
         program.graph_module.recompile()

@@ -13,6 +13,10 @@ PyTorch. Measured with OpenVINO 2025.4.1 and 2026.4.1 on CPU:
 - float64 is computed in float32 (``1e300 * 1.0000001`` overflows);
 - integer comparisons, relu, clamp, amax, sum, matmul, pow, floor and int64
   arange go through float32 (wrong above 2**24: 16777217 == 16777216).
+- float argmax/argmin/topk misplace NaN, and float floor and trunc division,
+  remainder and fmod are wrong for infinities and large quotients
+  (SPECIAL_VALUE_OPS; the other special values are rewritten at lowering,
+  nan_propagation.py).
 - a lookup (embedding, index_select, indexing) into a tensor of 2**31 bytes
   or more crashes the process (see GATHERS); it stays on ExecuTorch's kernels.
 
@@ -121,6 +125,22 @@ BOOL_REJECTED = frozenset({
 # so they stay on ExecuTorch's kernels whatever the numerics setting.
 ACCUMULATORS = frozenset({
     "aten.cumsum.default", "aten.prod.default", "aten.prod.dim_int", "aten.sum.default", "aten.sum.dim_IntList",
+})
+# Float ops whose special values or rounding OpenVINO computes differently and
+# no cheap rewrite makes exact (nan_propagation.py does the others); with
+# numerics="exact" they stay on ExecuTorch's kernels, which give eager's
+# results here (measured, 2025.4.1 and 2026.4.1, tests/test_special_values.py):
+# argmax/argmin skip NaN (PyTorch: NaN is the maximum and the minimum), topk
+# puts NaN among the numbers and orders ties otherwise; floor division is
+# floor(a / b) (inf // 2 is inf, 1 // -inf is -0.0, 1 // 0.1 is 10: PyTorch
+# nan, -1, 9), trunc division goes through int32 (1e30 // 2 is -2**31),
+# remainder and fmod are a - trunc(a / b) * b (fmod(1, 0.1) and 3e38 % 88.8 are
+# 0, PyTorch 0.1 and 12.9; 1 % -inf is NaN, PyTorch -inf).
+SPECIAL_VALUE_OPS = frozenset({
+    "aten.argmax.default", "aten.argmin.default", "aten.topk.default",
+    "aten.floor_divide.default", "aten.div.Tensor_mode", "aten.div.Scalar_mode",
+    "aten.remainder.Tensor", "aten.remainder.Scalar", "aten.remainder.default",
+    "aten.fmod.Tensor", "aten.fmod.Scalar",
 })
 # Ops that may take an int (SymInt) argument: OpenVINO's converter reads the
 # sizes lists of these as scalars, which is how the delegate binds ints. It
@@ -279,6 +299,8 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         if not self.exact:
             return True  # numerics="fast": OpenVINO's arithmetic accepted
         if any(t.dtype == torch.float64 for t in tensors):
+            return False
+        if name in SPECIAL_VALUE_OPS and any(t.is_floating_point() for t in input_tensors):
             return False
 
         integer = [t for t in tensors if t.dtype in _INTEGER_RANK and t.dtype != torch.bool]
