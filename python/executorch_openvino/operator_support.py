@@ -112,6 +112,10 @@ def _gather_data_too_large(name: str, node: torch.fx.Node) -> bool:
     return count >= GATHER_DATA_LIMIT
 
 
+# With bool values, OpenVINO's converter gives a 0-d or scalar value u8 and the
+# Select then fails to compile ("Argument 1 and 2 element types must match",
+# torch.where(c, bool_x, True), 2025.4.1 and 2026.4.1); ExecuTorch's kernels take them.
+BOOL_SELECTS = frozenset({"aten.where.self", "aten.masked_fill.Scalar", "aten.masked_fill.Tensor"})
 # OpenVINO's converter rejects these when every tensor input is bool
 # (measured, 2025.4.1 and 2026.4.1: "aten.maximum.default ... wasn't fully
 # converted"); ExecuTorch's kernels take bool.
@@ -276,6 +280,8 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
             return False
 
         if name in AVG_POOLS and not can_delegate_avg_pool(node):
+            return False
+        if name in BOOL_SELECTS and any(t.dtype == torch.bool for t in _tensors(node.meta.get("val"))):
             return False
         if _gather_data_too_large(name, node):
             return False
