@@ -751,7 +751,9 @@ SANITIZERS = "address,undefined"
 SANITIZER_SKIPPED_TESTS = ["test_packaging.py", "test_memory.py", "test_operators.py", "test_numerics.py",
                            "test_nan_propagation.py", "test_avg_pool_ceil_mode.py", "test_bool_and_index_ops.py",
                            "test_bench_smoke.py",  # its C++ harness is built without the sanitizers
-                           "test_large_tensors.py"]  # 2 GiB tables: ASan's shadow and quarantine on top of 7 GiB
+                           "test_large_tensors.py",  # 2 GiB tables: ASan's shadow and quarantine on top of 7 GiB
+                           "test_special_values.py",  # an operator sweep, as test_operators
+                           "test_fuzzed_programs.py"]  # whole programs in worker processes; program_fuzz runs more
 
 
 def _sanitizer_environment(session: nox.Session, out: Path, reports: Path) -> dict:
