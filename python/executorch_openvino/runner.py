@@ -17,8 +17,28 @@ from pathlib import Path
 RUNNER = Path(files(__package__).joinpath("executorch_openvino_run"))
 
 
+def _pip_openvino_elsewhere() -> str | None:
+    """The pip package's C library when the runner is not next to that package.
+
+    That is an editable install with ``editable.rebuild=true``, whose runner lives
+    in the build folder: the runner's own search (the package next to its folder)
+    cannot find the environment's ``openvino`` there.
+    """
+    if (RUNNER.parent.parent / "openvino").is_dir():
+        return None
+    from .library_discovery import pip_openvino_library_dir
+
+    libs = pip_openvino_library_dir()
+    found = sorted(libs.glob("libopenvino_c.so*")) if libs else []
+    return str(found[0]) if found else None
+
+
 def main() -> None:
     if not RUNNER.is_file():
         sys.exit(f"executorch-openvino-run: {RUNNER} is missing: this wheel was built without the runner "
                  "(it is built on Linux only for now)")
+    if "OPENVINO_LIB_PATH" not in os.environ and "--openvino-lib" not in sys.argv:
+        library = _pip_openvino_elsewhere()
+        if library:
+            os.environ["OPENVINO_LIB_PATH"] = library
     os.execv(RUNNER, [str(RUNNER), *sys.argv[1:]])
