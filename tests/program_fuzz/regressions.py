@@ -4,7 +4,7 @@ A file holds the program (``spec``, rebuilt by :mod:`.spec`), the lowering
 ``paths`` it is checked along, how it was found (``found``: seed, path, stage,
 category, detail), and ``xfail``: None once the problem is fixed (or refused
 at lowering with a clear error), otherwise the reason, naming the finding in
-/work/fuzz-findings.md; tests/test_fuzzed_programs.py marks it
+tests/program_fuzz/FINDINGS.md; tests/test_fuzzed_programs.py marks it
 ``xfail(strict=True)`` so that the test flips when the problem is fixed.
 """
 
