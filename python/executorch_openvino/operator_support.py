@@ -112,7 +112,7 @@ def _gather_data_too_large(name: str, node: torch.fx.Node) -> bool:
     return count >= GATHER_DATA_LIMIT
 
 
-# With bool values, OpenVINO's converter gives a 0-d or scalar value u8 and the
+# With bool values, OpenVINO's converter makes a 0-d or scalar value u8 and the
 # Select then fails to compile ("Argument 1 and 2 element types must match",
 # torch.where(c, bool_x, True), 2025.4.1 and 2026.4.1); ExecuTorch's kernels take them.
 BOOL_SELECTS = frozenset({"aten.where.self", "aten.masked_fill.Scalar", "aten.masked_fill.Tensor"})
@@ -281,8 +281,10 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
 
         if name in AVG_POOLS and not can_delegate_avg_pool(node):
             return False
-        if name in BOOL_SELECTS and any(t.dtype == torch.bool for t in _tensors(node.meta.get("val"))):
-            return False
+        if name in BOOL_SELECTS and any(t.dtype == torch.bool for t in _tensors(node.meta.get("val"))) and any(
+                not isinstance(v, torch.fx.Node) or not isinstance(v.meta.get("val"), torch.Tensor)
+                or v.meta["val"].dim() == 0 for v in node.args[1:]):
+            return False  # a scalar or 0-d bool value
         if _gather_data_too_large(name, node):
             return False
 
