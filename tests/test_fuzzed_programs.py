@@ -29,7 +29,7 @@ from program_fuzz.shrink import prune, shrink  # noqa: E402
 from program_fuzz.spec import build_module, module_source  # noqa: E402
 
 # The first programs of the CI range (nox -s program_fuzz runs them all); this file runs three times in CI.
-SEEDS = range(3)
+SEEDS = range(2)
 # A float32 program of linear, gelu and a reduction, which bf16 arithmetic gets wrong by ~1e-2.
 FLOAT_PROGRAM = {
     "version": 1, "seed": 5, "dims": {},

@@ -197,18 +197,18 @@ def check_path(path: str, spec, reference: Reference, workdir: Path, options: di
             return result
         return stop("load", exc, "load-error")
 
-    problem = _run_and_compare(method, spec, layout, reference, lambda stage: progress(f"{path}:{stage}"))
-    if problem is None:
+    problems = _run_and_compare(method, spec, layout, reference, lambda stage: progress(f"{path}:{stage}"))
+    if not problems:
         result.update(status="passed", stage=f"run{len(reference.inputs)}")
         return result
-    stage, category, detail, exc = problem
+    stage, category, detail, key, exc = problems[0]
     if exc is not None and refusal_reason(stage, exc):
         return stop(stage, exc)
     # A silent wrong result of exov.lower is its own failure unless ExecuTorch's standard lowering with no
     # delegate gives it too (a wrong kernel); exov.lower's own settings (unplanned inputs, issue 17 item 1)
     # are its responsibility.
     baseline = "to_edge_transform_and_lower" if category != "run-error" else path
-    if _fails_without_delegate(baseline, spec, reference, workdir, category):
+    if _fails_without_delegate(baseline, spec, reference, workdir, (stage, category, key)):
         # ExecuTorch gets this wrong with no delegate at all: not the delegate's doing.
         result.update(status="executorch", stage=stage, category=f"ExecuTorch alone: {category}",
                       detail=f"{detail} (the same program lowered with no partitioner fails the same way)")
@@ -216,11 +216,13 @@ def check_path(path: str, spec, reference: Reference, workdir: Path, options: di
     return stop(stage, None, category, detail)
 
 
-def _run_and_compare(method, spec, layout, reference: Reference, progress):
-    """None when every run matches eager, else (stage, category, detail, exception or None).
+def _run_and_compare(method, spec, layout, reference: Reference, progress, *, first_only: bool = True) -> list:
+    """What differs from eager, as (stage, category, detail, key, exception or None); empty when every run
+    matches. `key` says which value: ("output", j), ("input", i), ... . With ``first_only`` the first
+    problem only, else every problem of every run (a run that raises ends the list).
 
     Outputs of earlier runs must also stay as they were returned (no later run may write into them)."""
-    earlier = []
+    earlier, found = [], []
     for run, inputs in enumerate(reference.inputs):
         stage = f"run{run + 1}"
         progress(stage)
@@ -228,16 +230,19 @@ def _run_and_compare(method, spec, layout, reference: Reference, progress):
         try:
             got = list(method.execute(given))
         except Exception as exc:  # noqa: BLE001
-            return stage, "run-error", _describe(exc), exc
-        problem = _compare_run(spec, layout, got, given, inputs, reference, run)
-        if problem:
-            return (stage, *problem, None)
+            return found + [(stage, "run-error", _describe(exc), ("error",), exc)]
+        problems = _compare_run(spec, layout, got, given, inputs, reference, run)
         for before, (returned, copies) in enumerate(earlier):
             for i, (value, copy) in enumerate(zip(returned, copies)):
                 if isinstance(value, torch.Tensor) and not torch.equal(value, copy):
-                    return stage, "output-overwritten", f"value {i} returned by run {before + 1} changed in run {run + 1}", None
+                    problems.append(("output-overwritten",
+                                     f"value {i} returned by run {before + 1} changed in run {run + 1}",
+                                     ("overwritten", before, i)))
+        found += [(stage, category, detail, key, None) for category, detail, key in problems]
+        if found and first_only:
+            return found[:1]
         earlier.append((got, [g.clone() if isinstance(g, torch.Tensor) else g for g in got]))
-    return None
+    return found
 
 
 def _lower_without_delegate(path: str, spec, example):
@@ -260,22 +265,31 @@ def _lower_without_delegate(path: str, spec, example):
     return to_edge_transform_and_lower(exported, partitioner=[NoPartitioner()]).to_executorch()
 
 
-def _fails_without_delegate(path: str, spec, reference: Reference, workdir: Path, category: str) -> bool:
-    """Whether the same lowering with no delegate at all fails the same way (ExecuTorch's own problem)."""
+def _fails_without_delegate(path: str, spec, reference: Reference, workdir: Path, problem) -> bool:
+    """Whether the same lowering with no delegate at all fails the same way (ExecuTorch's own problem).
+
+    `problem` is "lowering-error", "load-error", or (stage, category, key) of a run: an error must come
+    in the same run; a wrong value, dtype, shape, count or change must hit the same value in the same run."""
     import executorch_openvino as exov
 
     try:
         program = _lower_without_delegate(path, spec, reference.example)
     except Exception:  # noqa: BLE001
-        return category == "lowering-error"
+        return problem == "lowering-error"
     try:
         file = workdir / "no_delegate.pte"
         file.write_bytes(program.buffer)
         method = exov.load_method(str(file))
     except Exception:  # noqa: BLE001
-        return category in ("lowering-error", "load-error")
-    problem = _run_and_compare(method, spec, method_outputs(program, spec), reference, lambda stage: None)
-    return problem is not None and problem[1] == category
+        return problem in ("lowering-error", "load-error")
+    if isinstance(problem, str):
+        return False
+    found = _run_and_compare(method, spec, method_outputs(program, spec), reference, lambda stage: None,
+                             first_only=False)
+    stage, category, key = problem
+    if category == "run-error":
+        return any(s == stage and c == "run-error" for s, c, _, _, _ in found)
+    return any((s, c, k) == (stage, category, key) for s, c, _, k, _ in found)
 
 
 # ExecuTorch's error code when an operator has no kernel (the log names it: "Missing operator").
@@ -296,11 +310,13 @@ def _loads_without_delegate(path: str, spec, reference: Reference, workdir: Path
     return True
 
 
-def _compare_run(spec, layout, got, given, inputs, reference: Reference, run: int):
+def _compare_run(spec, layout, got, given, inputs, reference: Reference, run: int) -> list:
+    """Every difference of one run from eager, as (category, detail, key)."""
     outputs, finals = reference.outputs[run], reference.final_inputs[run]
     if len(got) != len(layout) or sum(1 for k, _ in layout if k == "output") != len(outputs):
-        return "wrong-count", (f"the method returned {len(got)} values; expected {len(layout)} "
-                               f"({len(outputs)} outputs and the inputs changed in place first)")
+        return [("wrong-count", (f"the method returned {len(got)} values; expected {len(layout)} "
+                                 f"({len(outputs)} outputs and the inputs changed in place first)"), ("count",))]
+    problems = []
     for position, ((kind, index), value) in enumerate(zip(layout, got)):
         if kind == "input":
             problem = compare(value, finals[index], reference.input_errs[run][index],
@@ -309,13 +325,14 @@ def _compare_run(spec, layout, got, given, inputs, reference: Reference, run: in
             problem = compare(value, outputs[index], reference.output_errs[run][index],
                               f"run {run + 1}: output {index} ({spec['outputs'][index]})")
         if problem:
-            return problem
+            problems.append((*problem, (kind, index)))
     changed_in_place = {index for kind, index in layout if kind == "input"}
     for index, (after, before) in enumerate(zip(given, inputs)):
         if torch.equal(after, before) or (index in changed_in_place and torch.equal(after, finals[index])):
             continue
-        return "input-changed", f"run {run + 1}: the method changed input {index} ({spec['inputs'][index]['name']})"
-    return None
+        problems.append(("input-changed", f"run {run + 1}: the method changed input {index} "
+                         f"({spec['inputs'][index]['name']})", ("changed", index)))
+    return problems
 
 
 def _describe(exc: BaseException) -> str:

@@ -12,7 +12,7 @@ those samples, so the generator needs no shape rules of its own.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 

@@ -26,7 +26,7 @@ values, because a one-ulp difference upstream may legitimately flip them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import torch
