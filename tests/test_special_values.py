@@ -235,14 +235,14 @@ def test_sort_orders_nan_as_eager():
 def test_sort_with_ties_and_several_nans():
     # Values exactly; indices point at them (their order among equal values is PyTorch's to choose).
     x = torch.tensor([[NAN, 1.0, NAN, INF, 1.0, INF, -INF, NAN], [2.0, 2.0, 2.0, 2.0, NAN, 2.0, 2.0, 2.0]])
-    for descending in (False, True):
-        fn = lambda t: t.sort(-1, descending=descending)  # noqa: E731
-        pte, outside = _lower(Many({"sort": fn}), (x,))
-        _assert_delegated(outside)
-        values, indices = run(pte, (x,))
-        torch.testing.assert_close(values, fn(x).values, equal_nan=True, rtol=0, atol=0)
+    table = {"ascending": lambda t: t.sort(-1), "descending": lambda t: t.sort(-1, descending=True)}
+    pte, outside = _lower(Many(table), (x,))
+    _assert_delegated(outside)
+    actual = run(pte, (x,))
+    for (name, fn), values, indices in zip(table.items(), actual[0::2], actual[1::2]):
+        torch.testing.assert_close(values, fn(x).values, equal_nan=True, rtol=0, atol=0, msg=lambda m: f"{name}: {m}")
         torch.testing.assert_close(x.gather(1, indices), values, equal_nan=True, rtol=0, atol=0)
-        assert sorted(indices[0].tolist()) == list(range(8))
+        assert all(sorted(row) == list(range(8)) for row in indices.tolist()), name
 
 
 POOLS = {
@@ -300,15 +300,18 @@ def test_ops_kept_on_executorch_match_eager():
 
 def test_conformance_edge_cases():
     # ExecuTorch's conformance suite's four that differed (tests/conformance: "NaN and Inf are not
-    # enforced for backends"; this delegate enforces them).
+    # enforced for backends"; this delegate enforces them). One program.
     x = torch.tensor([[1.0, NAN, 3.0], [4.0, 5.0, NAN]])
-    cases = {"argmax": (lambda t: t.argmax(), x), "argmin_dim1": (lambda t: t.argmin(1), x),
-             "exp": (torch.exp, torch.tensor([NAN, INF, -INF, 0.0])),
-             "floor_divide": (lambda t: torch.floor_divide(t, 2), torch.tensor([INF, -INF, 10.0, -10.0, NAN]))}
-    for name, (fn, value) in cases.items():
-        pte, _ = _lower(Many({name: fn}), (value,))
-        (actual,) = run(pte, (value,))
-        assert not _differences(name, actual, fn(value), True), f"{name}: {actual}, eager {fn(value)}"
+    inputs = (x, torch.tensor([NAN, INF, -INF, 0.0]), torch.tensor([INF, -INF, 10.0, -10.0, NAN]))
+
+    class Cases(torch.nn.Module):
+        def forward(self, x, e, f):
+            return x.argmax(), x.argmin(1), torch.exp(e), torch.floor_divide(f, 2)
+
+    pte, _ = _lower(Cases(), inputs)
+    for name, actual, expected in zip(("argmax", "argmin", "exp", "floor_divide"), run(pte, inputs),
+                                      Cases()(*inputs)):
+        assert not _differences(name, actual, expected, True), f"{name}: {actual}, eager {expected}"
 
 
 def test_dynamic_shapes():
