@@ -102,3 +102,16 @@ def test_a_table_under_the_limit_is_still_delegated():
 
     _, summary = lower(Embed(), (torch.tensor([3, 999]),))
     assert summary.delegated == summary.total == 1
+
+
+def test_a_lookup_with_an_unbounded_dynamic_size_lowers_and_stays_on_executorch():
+    # torch's unbounded size claims to be finite to sympy; the rule once failed with an AttributeError.
+    import executorch_openvino as exov
+
+    class Lookup(torch.nn.Module):
+        def forward(self, i, w):
+            return torch.nn.functional.embedding(i, w)
+
+    i, w = torch.tensor([1, 4]), torch.randn(5, 3)
+    program = exov.lower(Lookup(), (i, w), dynamic_shapes=({0: torch.export.Dim("n")}, None))
+    assert torch.equal(exov.load_method(program.buffer).execute([i, w])[0], w[i])

@@ -196,3 +196,25 @@ def test_integer_remainder_takes_the_divisors_sign(case):
     model = OneInput(fn)
     pte = exov.lower(model, (x,)).buffer
     assert_matches_eager(run(pte, (x,)), eager(model, (x,)))
+
+
+class InPlaceRemainder(torch.nn.Module):
+    def forward(self, x):
+        y = x * 1
+        y %= 4
+        return y
+
+
+class RemainderInBranches(torch.nn.Module):
+    def forward(self, p, x):
+        return torch.cond(p.sum() > 0, lambda x: x % 4, lambda x: x % -3, (x,))
+
+
+@pytest.mark.parametrize("model, inputs", [
+    (InPlaceRemainder(), (torch.tensor([-7, 7], dtype=torch.int32),)),
+    (RemainderInBranches(), (torch.ones(2), torch.tensor([-7, 7], dtype=torch.int32))),
+], ids=["in place", "in torch.cond"])
+def test_an_integer_remainder_lowering_cannot_rewrite_is_refused(model, inputs):
+    # Left as it is, ExecuTorch gave [-3, 3] for [-7, 7] % 4 (eager [1, 3]).
+    with pytest.raises(ValueError, match="is an integer remainder"):
+        exov.lower(model, inputs)

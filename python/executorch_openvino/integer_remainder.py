@@ -32,8 +32,32 @@ def _call(graph: torch.fx.Graph, target, *args) -> torch.fx.Node:
     return created
 
 
+_IN_PLACE = {torch.ops.aten.remainder_.Scalar, torch.ops.aten.remainder_.Tensor}
+
+
+def _refuse_unrewritten(program: torch.export.ExportedProgram) -> None:
+    """In-place integer remainders and those inside ``torch.cond`` branches are not rewritten: refused."""
+    for module in program.graph_module.modules():
+        if not isinstance(module, torch.fx.GraphModule):
+            continue
+        for node in module.graph.nodes:
+            inner = module is not program.graph_module and node.target in _REMAINDERS
+            if node.op == "call_function" and (node.target in _IN_PLACE or inner) and _is_integer_tensor(
+                    node.meta.get("val")):
+                raise ValueError(
+                    f"'{node.name}' is an integer remainder {'computed in place' if not inner else 'inside a branch'}"
+                    ", which ExecuTorch 1.5.1 computes with the dividend's sign (remainder(-7, 4) gives -3) and "
+                    "exov.lower cannot rewrite there: write it as `y = y % c` outside torch.cond, or as "
+                    "`y - torch.floor_divide(y, c) * c`")
+
+
 def rewrite_integer_remainders(program: torch.export.ExportedProgram) -> int:
-    """Rewrites each integer ``aten.remainder`` of ``program`` in place; returns how many."""
+    """Rewrites each integer ``aten.remainder`` of ``program`` in place; returns how many.
+
+    Raises ``ValueError`` for an in-place integer remainder or one inside a
+    ``torch.cond`` branch (not rewritten: it would be wrong).
+    """
+    _refuse_unrewritten(program)
     graph = program.graph
     count = 0
     for node in list(graph.nodes):

@@ -105,9 +105,10 @@ def _gather_data_too_large(name: str, node: torch.fx.Node) -> bool:
     for size in source.shape:
         if not isinstance(size, int):
             upper = size.node.shape_env.bound_sympy(size.node.expr).upper
-            if not upper.is_finite:
-                return True  # no bound: it may be larger than the limit
-            size = int(upper)
+            try:
+                size = int(upper)
+            except (TypeError, ValueError, AttributeError):
+                return True  # no bound (torch's int_oo claims is_finite): it may be larger than the limit
         count *= size
     return count >= GATHER_DATA_LIMIT
 
