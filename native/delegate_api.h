@@ -28,6 +28,9 @@ executorch::runtime::Error registration_status();
 // an error code).
 // Bytes outside printable ASCII are written as \xNN.
 void report_error(const std::string& message);
+// Stores `message` as last_error() without writing ExecuTorch's log (whose
+// Python sink crashed when two threads wrote to it at once).
+void record_error(const std::string& message);
 // Logged the same way, but not kept as the last error: the call goes on.
 void report_warning(const std::string& message);
 std::string last_error();

@@ -54,13 +54,14 @@ void log_lines(const std::string& message) {
 }
 }  // namespace
 
+void record_error(const std::string& raw_message) {
+  std::lock_guard<std::mutex> lock(error_mutex());
+  stored_error() = ascii_escaped(raw_message);
+}
+
 void report_error(const std::string& raw_message) {
-  const std::string message = ascii_escaped(raw_message);
-  {
-    std::lock_guard<std::mutex> lock(error_mutex());
-    stored_error() = message;
-  }
-  log_lines(message);
+  record_error(raw_message);
+  log_lines(ascii_escaped(raw_message));
 }
 
 // ExecuTorch's log has no warning level: Error, which is always compiled in.

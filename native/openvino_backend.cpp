@@ -342,12 +342,14 @@ class OpenVinoBackend final : public BackendInterface {
   // Whether a partition can run here: OpenVINO's C library loads (the first
   // call opens it and creates the Core, as init would). A failure is not
   // cached, so each call searches again (library_search.h) and leaves the
-  // places tried in the log and in last_error; ExecuTorch calls this before
-  // every init and then refuses the method as "not available".
+  // places tried in last_error; ExecuTorch calls this before every init and
+  // then refuses the method as "not available".
   bool is_available() const override {
     std::string error;
     if (OpenVinoLibrary::instance().ensure_loaded(&error)) return true;
-    report_error("is_available: " + error);
+    // Not logged: callers poll this, from several threads too (ExecuTorch's
+    // Python log sink crashed with two writers); a failed init logs it.
+    record_error("is_available: " + error);
     return false;
   }
 

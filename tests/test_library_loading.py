@@ -6,13 +6,16 @@ OpenVINO it loads.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
+import textwrap
 
 import pytest
 
-from conftest import run_python_json
+from conftest import SEARCH_VARIABLES, run_python_json
 
 LOAD = """
     import json, executorch_openvino as exov
@@ -218,3 +221,32 @@ def test_availability_says_whether_openvino_can_be_loaded(tmp_path, pip_openvino
     assert result["detail"].startswith("is_available: could not load the OpenVINO C library. Places tried"), result
     assert result["found"] is True, result
     print(f"failed check {result['failed_check_ms']:.1f} ms, first successful check {result['first_load_ms']:.1f} ms")
+
+
+def test_availability_polled_from_threads_stays_quiet(tmp_path):
+    # ExecuTorch's Python log sink is not safe for two writers: a failed check
+    # keeps its reason in last_error() and writes nothing to the log.
+    code = """
+    import json, os, threading, executorch_openvino as exov
+    from executorch.runtime import Runtime
+    from executorch_openvino import _native
+    registry = Runtime.get().backend_registry
+    os.environ.pop("OPENVINO_LIB_PATH", None)
+    _native.set_pip_library_dir("")
+    answers = []
+    def poll():
+        for _ in range(100):
+            answers.append(registry.is_available(exov.BACKEND_ID))
+    threads = [threading.Thread(target=poll) for _ in range(4)]
+    for t in threads: t.start()
+    for t in threads: t.join()
+    print(json.dumps({"answers": sorted(set(answers)), "count": len(answers), "detail": _native.last_error()}))
+    """
+    env = {k: v for k, v in os.environ.items() if k not in SEARCH_VARIABLES}
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env={**env, "LD_LIBRARY_PATH": ""},
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"the interpreter died ({proc.returncode}):\n{proc.stderr[-3000:]}"
+    result, stderr = json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+    assert result["answers"] == [False] and result["count"] == 400, result
+    assert result["detail"].startswith("is_available: could not load the OpenVINO C library"), result
+    assert "Places tried" not in stderr, stderr[-2000:]
