@@ -66,6 +66,13 @@ SOURCES = ["pyproject.toml", "CMakeLists.txt", "native/**/*", "python/**/*", "wh
 
 nox.options.sessions = ["tests"]
 
+# The tool logic the sessions call lives in orchestration/ beside this file
+# (standard library and nox only: it runs in nox's own interpreter).
+import sys  # noqa: E402
+
+sys.path.insert(0, str(ROOT))
+from orchestration import debian, windows  # noqa: E402
+
 
 def _newest_source_mtime() -> float:
     times = [p.stat().st_mtime for pattern in SOURCES for p in ROOT.glob(pattern) if p.is_file()]
@@ -314,72 +321,6 @@ LOADER_SOURCES = ["native/dynamic_library.cpp", "native/library_search.cpp", "na
                   "native/file_system.cpp"]
 
 
-def _debian_tools(session: nox.Session, packages: list[str], find):
-    """What `find()` returns (a tuple of paths, None where missing); installs Debian's `packages` first
-    when something is missing and this runs as root, else stops with the command to run."""
-    found = find()
-    if not all(found) and os.geteuid() == 0 and shutil.which("apt-get"):
-        session.run("apt-get", "update", "-qq", external=True)
-        session.run("apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages,
-                    external=True, env={"DEBIAN_FRONTEND": "noninteractive"})
-        found = find()
-    if not all(found):
-        session.error(f"Debian's {', '.join(packages)} are needed: sudo apt-get install {' '.join(packages)}")
-    return found
-
-
-def _windows_toolchain(session: nox.Session) -> tuple[str, str]:
-    """(the mingw-w64 C++ compiler, the wine binary)."""
-    def find() -> tuple[str | None, str | None]:
-        wine = next((w for w in (shutil.which("wine64"), "/usr/lib/wine/wine64", shutil.which("wine"))
-                     if w and os.access(w, os.X_OK)), None)
-        return shutil.which(MINGW_CXX), wine
-
-    return _debian_tools(session, WINDOWS_PACKAGES, find)
-
-
-def _windows_openvino(session: nox.Session, openvino: str) -> Path:
-    """The win_amd64 openvino wheel of `openvino`, downloaded once and unpacked (headers and DLLs)."""
-    import zipfile
-
-    root = WINDOWS_DIR / f"openvino-{openvino}"
-    if not (root / "openvino" / "libs" / "openvino_c.dll").is_file():
-        downloads = WINDOWS_DIR / "downloads"
-        session.run("python", "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                    "--platform", "win_amd64", "--python-version", PYTHON, "-d", str(downloads),
-                    f"openvino=={openvino}")
-        wheel = next(downloads.glob(f"openvino-{openvino}-*-win_amd64.whl"))
-        partial = root.with_name(root.name + ".partial")  # renamed when complete: no half-unpacked cache
-        shutil.rmtree(partial, ignore_errors=True)
-        shutil.rmtree(root, ignore_errors=True)
-        with zipfile.ZipFile(wheel) as z:
-            # The GPU and NPU plugins (180 MB) are not used here.
-            z.extractall(partial, [n for n in z.namelist() if n.startswith("openvino/include/")
-                                   or (n.startswith("openvino/libs/") and "_gpu_" not in n and "_npu_" not in n)])
-        partial.rename(root)
-    return root
-
-
-def _wine_environment(session: nox.Session, wine: str) -> dict:
-    """A wine prefix of the project's own (created on first use) and quiet, offline settings."""
-    env = {"WINEPREFIX": str(WINDOWS_DIR / "wineprefix"), "WINEDEBUG": "-all", "WINEARCH": "win64",
-           "WINEDLLOVERRIDES": "mscoree,mshtml="}  # no Mono or Gecko installers (no network)
-    if not (WINDOWS_DIR / "wineprefix" / "system.reg").is_file():
-        WINDOWS_DIR.mkdir(parents=True, exist_ok=True)
-        session.run(wine, "wineboot", "-i", env=env, external=True)
-    return env
-
-
-def _build_loader_check(session: nox.Session, cxx: str, openvino_root: Path, openvino: str) -> Path:
-    """tests/windows/loader_check.cpp with the delegate's loader sources, linked statically."""
-    exe = WINDOWS_DIR / f"loader_check-{openvino}.exe"
-    session.run(cxx, "-std=c++17", "-O2", "-Wall", "-static", "-I", str(ROOT / "native"),
-                "-I", str(openvino_root / "openvino" / "include"),
-                *[str(ROOT / src) for src in LOADER_SOURCES], str(ROOT / "tests" / "windows" / "loader_check.cpp"),
-                "-o", str(exe), external=True)
-    return exe
-
-
 @nox.session(python=PYTHON)
 @nox.parametrize("openvino", OPENVINO_RELEASES, ids=OPENVINO_RELEASES)
 def windows_loader(session: nox.Session, openvino: str) -> None:
@@ -390,60 +331,16 @@ def windows_loader(session: nox.Session, openvino: str) -> None:
     layouts load and compute; PATH, the current folder and relative names are
     never used.
     """
-    cxx, wine = _windows_toolchain(session)
+    cxx, wine = windows.toolchain(session, WINDOWS_PACKAGES, MINGW_CXX)
     session.install("pytest")
-    openvino_root = _windows_openvino(session, openvino)
-    exe = _build_loader_check(session, cxx, openvino_root, openvino)
-    env = {**_wine_environment(session, wine), "EXOV_LOADER_CHECK": str(exe), "EXOV_WINE": wine,
+    openvino_root = windows.openvino_wheel(session, WINDOWS_DIR, openvino, PYTHON)
+    exe = windows.build_loader_check(session, cxx, openvino_root, openvino, WINDOWS_DIR, LOADER_SOURCES)
+    env = {**windows.wine_environment(session, WINDOWS_DIR, wine), "EXOV_LOADER_CHECK": str(exe), "EXOV_WINE": wine,
            "EXOV_WINDOWS_OPENVINO": str(openvino_root / "openvino" / "libs"), "EXOV_OPENVINO_VERSION": openvino}
-    with session.chdir(session.create_tmp()):
-        session.run("python", "-m", "pytest", str(ROOT / "tests" / "windows" / "loader_checks.py"),
-                    "-p", "no:cacheprovider", "--rootdir", str(ROOT / "tests" / "windows"),
-                    "--confcutdir", str(ROOT / "tests" / "windows"), "-ra",
-                    *session.posargs, env=env)
+    windows.run_checks(session, "loader_checks.py", env)
 
 
 WINDOWS_WHEEL_TAG = "cp311-cp311-win_amd64"
-
-
-def _windows_test_wheel(session: nox.Session, cxx: str, openvino_root: Path, out: Path) -> Path:
-    """A win_amd64 wheel of this project's package with the Windows binaries mingw-w64 can build.
-
-    executorch_openvino/executorch_openvino_loader.dll: the delegate's OpenVINO
-    loader (tests/windows/loader_dll.cpp), linked against mingw-w64's shared
-    C++ runtime, which the repair must vendor. executorch_openvino/
-    excluded_imports_probe.dll imports openvino_c.dll, standing in for the DLLs
-    of other wheels a Windows build imports, which the repair must leave out.
-    """
-    import tomllib
-
-    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-    tree = out / "tree"
-    shutil.rmtree(out, ignore_errors=True)
-    shutil.copytree(ROOT / "python" / "executorch_openvino", tree / "executorch_openvino",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    include = ["-I", str(ROOT / "native"), "-I", str(openvino_root / "openvino" / "include")]
-    session.run(cxx, "-std=c++17", "-O2", "-shared", *include, *[str(ROOT / s) for s in LOADER_SOURCES],
-                str(ROOT / "tests" / "windows" / "loader_dll.cpp"),
-                "-o", str(tree / "executorch_openvino" / "executorch_openvino_loader.dll"), external=True)
-    session.run(cxx, "-O2", "-shared", *include, str(ROOT / "tests" / "windows" / "excluded_imports_probe.cpp"),
-                str(openvino_root / "openvino" / "libs" / "openvino_c.dll"),
-                "-o", str(tree / "executorch_openvino" / "excluded_imports_probe.dll"), external=True)
-    dist_info = tree / f"executorch_openvino-{version}.dist-info"
-    dist_info.mkdir()
-    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: executorch-openvino\nVersion: {version}\n")
-    (dist_info / "WHEEL").write_text("Wheel-Version: 1.0\nGenerator: noxfile.py\nRoot-Is-Purelib: false\n"
-                                     f"Tag: {WINDOWS_WHEEL_TAG}\n")
-    session.run("python", "-m", "wheel", "pack", str(tree), "-d", str(out))
-    return next(out.glob(f"executorch_openvino-{version}-{WINDOWS_WHEEL_TAG}.whl"))
-
-
-def _delvewheel_repair(session: nox.Session, wheel: Path, out: Path, exclusions: list[str], add_path: list[Path]):
-    shutil.rmtree(out, ignore_errors=True)
-    session.run("delvewheel", "repair", "--analyze-existing", "-w", str(out),
-                "--add-path", ":".join(str(p) for p in add_path),
-                *(["--exclude", ":".join(exclusions)] if exclusions else []), str(wheel))
-    return next(out.glob("*.whl"))
 
 
 @nox.session(python=PYTHON)
@@ -454,45 +351,34 @@ def windows_repair(session: nox.Session) -> None:
        at once with the message that the executorch Windows wheel has no
        runtime to link.
     2. A win_amd64 wheel with the Windows binaries mingw-w64 builds
-       (_windows_test_wheel) is repaired with wheels/delvewheel-exclude.txt
+       (orchestration.windows.mingw_wheel) is repaired with wheels/delvewheel-exclude.txt
        (plus the MSVC runtime on Linux), and once without the project's list
        (the control that shows what the list keeps out).
     3. tests/windows/repair_checks.py checks both and loads the repaired
        wheel's DLL under wine.
     """
-    cxx, wine = _windows_toolchain(session)
+    cxx, wine = windows.toolchain(session, WINDOWS_PACKAGES, MINGW_CXX)
     session.install("delvewheel==1.13.2", "wheel", "pytest", "pefile", "cmake>=3.28", "ninja")
-    openvino_root = _windows_openvino(session, OPENVINO_RELEASES[-1])
+    openvino_root = windows.openvino_wheel(session, WINDOWS_DIR, OPENVINO_RELEASES[-1], PYTHON)
     libs = openvino_root / "openvino" / "libs"
-
-    guard = WINDOWS_DIR / "cmake-guard"
-    shutil.rmtree(guard, ignore_errors=True)
-    guard_log = WINDOWS_DIR / "cmake-guard.log"
-    session.run("bash", "-c", f'cmake -S "{ROOT}" -B "{guard}" -G Ninja -DCMAKE_SYSTEM_NAME=Windows '
-                f'-DCMAKE_CXX_COMPILER={cxx} > "{guard_log}" 2>&1; echo "exit status: $?" >> "{guard_log}"',
-                external=True)
+    guard_log = windows.cmake_guard(session, cxx, WINDOWS_DIR)
 
     out = WINDOWS_DIR / "wheels"
-    wheel = _windows_test_wheel(session, cxx, openvino_root, out / "raw")
-    runtime_dirs = sorted({Path(session.run(cxx, f"-print-file-name={dll}", silent=True, external=True).strip())
-                           .resolve().parent for dll in ("libstdc++-6.dll", "libwinpthread-1.dll")})
+    wheel = windows.mingw_wheel(session, cxx, openvino_root, out / "raw", LOADER_SOURCES, WINDOWS_WHEEL_TAG)
+    add_path = [*windows.mingw_runtime_dirs(session, cxx), libs]
     linux_only = _exclusions("delvewheel-exclude-on-linux.txt")
     exclusions = _exclusions("delvewheel-exclude.txt") + linux_only
-    session.run("delvewheel", "show", "--analyze-existing", "--add-path",
-                ":".join(str(p) for p in [*runtime_dirs, libs]), "--exclude", ":".join(exclusions), str(wheel))
-    repaired = _delvewheel_repair(session, wheel, out / "repaired", exclusions, [*runtime_dirs, libs])
-    control = _delvewheel_repair(session, wheel, out / "control", linux_only, [*runtime_dirs, libs])
+    windows.delvewheel_show(session, wheel, exclusions, add_path)
+    repaired = windows.delvewheel_repair(session, wheel, out / "repaired", exclusions, add_path)
+    control = windows.delvewheel_repair(session, wheel, out / "control", linux_only, add_path)
 
-    exe = _build_loader_check(session, cxx, openvino_root, OPENVINO_RELEASES[-1])
-    env = {**_wine_environment(session, wine), "EXOV_LOADER_CHECK": str(exe), "EXOV_WINE": wine,
+    exe = windows.build_loader_check(session, cxx, openvino_root, OPENVINO_RELEASES[-1], WINDOWS_DIR, LOADER_SOURCES)
+    env = {**windows.wine_environment(session, WINDOWS_DIR, wine), "EXOV_LOADER_CHECK": str(exe), "EXOV_WINE": wine,
            "EXOV_WINDOWS_OPENVINO": str(libs), "EXOV_OPENVINO_VERSION": OPENVINO_RELEASES[-1],
            "EXOV_RAW_WINDOWS_WHEEL": str(wheel), "EXOV_REPAIRED_WINDOWS_WHEEL": str(repaired),
            "EXOV_CONTROL_WINDOWS_WHEEL": str(control), "EXOV_CMAKE_GUARD_LOG": str(guard_log),
            "EXOV_DELVEWHEEL_EXCLUDE": str(ROOT / "wheels" / "delvewheel-exclude.txt")}
-    with session.chdir(session.create_tmp()):
-        session.run("python", "-m", "pytest", str(ROOT / "tests" / "windows" / "repair_checks.py"),
-                    "-p", "no:cacheprovider", "--rootdir", str(ROOT / "tests" / "windows"),
-                    "--confcutdir", str(ROOT / "tests" / "windows"), "-ra", *session.posargs, env=env)
+    windows.run_checks(session, "repair_checks.py", env)
 
 
 # libFuzzer (tests/fuzz/), with Debian's clang: the processed-blob parser alone,
@@ -674,7 +560,7 @@ def fuzz(session: nox.Session) -> None:
     """
     seconds = int(session.posargs[0]) if session.posargs else FUZZ_SECONDS
     targets = session.posargs[1:] or ["processed_blob_fuzz", "npy_file_fuzz", "delegate_init_fuzz"]
-    (clang,) = _debian_tools(session, FUZZ_PACKAGES, lambda: (shutil.which("clang++-14"),))
+    (clang,) = debian.debian_tools(session, FUZZ_PACKAGES, lambda: (shutil.which("clang++-14"),))
     out = BUILD / "fuzz"
     for corpus in ("corpus", "init_corpus", "npy_corpus"):
         (out / corpus).mkdir(parents=True, exist_ok=True)

@@ -5,3 +5,7 @@ The noxfile keeps the sessions and the version pins; the tool logic they call
 sanitizer and fuzzing helpers) lives here, one concern per module. Modules here
 run inside nox's own interpreter: standard library and nox only.
 """
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent  # the repository: sources the helpers build from
