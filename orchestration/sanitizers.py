@@ -1,0 +1,78 @@
+"""AddressSanitizer and UBSan runs (`nox -s sanitizers`, and the init fuzzer of `nox -s fuzz`).
+
+gcc's runtimes are preloaded into an interpreter that is not instrumented; the
+delegate and the pybindings are (CMake's EXOV_SANITIZE).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import nox
+
+from orchestration import ROOT
+
+
+def strip_deepbind_shim(session: nox.Session, cc: str, out: Path) -> Path:
+    """tests/sanitizers/strip_deepbind.c as out/strip_deepbind.so, preloaded before the sanitizer
+    runtimes: oneTBB's dlopen with RTLD_DEEPBIND would otherwise end the process (see the source)."""
+    shim = out / "strip_deepbind.so"
+    session.run(cc, "-shared", "-fPIC", "-O1", "-o", str(shim),
+                str(ROOT / "tests" / "sanitizers" / "strip_deepbind.c"), "-ldl", external=True)
+    return shim
+
+
+def environment(session: nox.Session, out: Path, reports: Path, sanitizers: str) -> dict:
+    """The variables a process of the test suite runs with: gcc's `sanitizers` runtimes preloaded
+    (after the shim, built into `out`), every report a file in `reports`."""
+    gcc = shutil.which("gcc") or session.error("gcc is needed to build with the sanitizers")
+    runtimes = [subprocess.check_output([gcc, f"-print-file-name={name}"], text=True).strip()
+                for name in ("libasan.so", "libubsan.so")]
+    shim = strip_deepbind_shim(session, gcc, out)
+    # halt_on_error: the first finding ends the process, and its report is a file.
+    # PYTHONMALLOC=malloc is not set: it doubled the run (17 -> 33 min), and
+    # Python's allocator only keeps objects of up to 512 bytes, while every
+    # buffer the delegate reads (a .pte, a blob, a tensor) is larger or torch's.
+    # detect_leaks=0: the interpreter, torch and OpenVINO keep memory until exit
+    # by design; the delegate's own growth is test_memory's 1000-cycle check.
+    return {
+        "LD_PRELOAD": ":".join([str(shim), *runtimes]),
+        "ASAN_OPTIONS": f"halt_on_error=1:detect_leaks=0:verify_asan_link_order=0:log_path={reports}/asan",
+        "UBSAN_OPTIONS": f"halt_on_error=1:print_stacktrace=1:log_path={reports}/ubsan",
+        # tests/test_native_threads.py builds its C++ program with the same sanitizers.
+        "EXOV_SANITIZE": sanitizers,
+    }
+
+
+def control_run(session: nox.Session, out: Path, reports: Path, env: dict, sanitizers: str,
+                package: Path, executorch: Path) -> None:
+    """Shows that a finding reaches a report and stops the process: tests/sanitizers/findings_control.cpp,
+    linked against the instrumented delegate library of the installed `package` (and `executorch`'s lib/),
+    must report a heap overflow inside that library and a signed overflow; fails the session otherwise."""
+    control = out / "findings_control"
+    session.run("g++", "-std=c++17", "-g", f"-fsanitize={sanitizers}", "-fno-sanitize-recover=all",
+                "-I", str(ROOT / "native"), str(ROOT / "tests" / "sanitizers" / "findings_control.cpp"),
+                f"-L{package}", "-l:libexecutorch_openvino_backend.so",
+                f"-Wl,-rpath,{package}:{executorch / 'lib'}", "-o", str(control), external=True)
+    for finding, expected in (("heap-overflow-in-delegate", "heap-buffer-overflow"),
+                              ("signed-overflow", "signed integer overflow")):
+        # UBSan, inside ASan's runtime, may write to stderr instead of its log_path;
+        # either way the finding stops the process.
+        printed = session.run(str(control), finding, env=env, external=True, silent=True,
+                              stderr=subprocess.STDOUT, success_codes=list(range(-64, 256)))
+        written = printed + " ".join(p.read_text(errors="replace") for p in reports.glob("*"))
+        if expected not in written:
+            session.error(f"the sanitizer control '{finding}' left no report naming {expected!r} in {reports}")
+        for p in reports.glob("*"):
+            p.unlink()
+    session.log("controls: both findings were reported")
+
+
+def reports(session: nox.Session, folder: Path) -> list[Path]:
+    """The reports in `folder`, each logged (its first 6000 characters)."""
+    found = sorted(folder.glob("*"))
+    for report in found:
+        session.log(f"{report.name}:\n{report.read_text(errors='replace')[:6000]}")
+    return found
