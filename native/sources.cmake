@@ -1,0 +1,22 @@
+# The C++ sources of native/, in the lists the builds share. CMakeLists.txt
+# (the wheel) and tests/CMakeLists.txt (the fuzzers, the sanitizer control,
+# the Windows checks) both include this file, so each source is named once.
+# Each list holds absolute paths.
+
+# Opening OpenVINO's C library (found by library_search.h's rules); all that
+# the Windows checks build, since the rest needs ExecuTorch's runtime.
+set(EXOV_LOADER_SOURCES dynamic_library.cpp file_system.cpp library_search.cpp openvino_library.cpp)
+# The processed blob's reader and writer (what the delegate's init parses).
+set(EXOV_BLOB_SOURCES processed_blob.cpp)
+# The delegate library: ExecuTorch's BackendInterface around OpenVINO.
+set(EXOV_BACKEND_SOURCES ${EXOV_LOADER_SOURCES} ${EXOV_BLOB_SOURCES}
+    compile_specs.cpp error_report.cpp openvino_backend.cpp)
+list(SORT EXOV_BACKEND_SOURCES)
+# The runner's .npy reader and writer.
+set(EXOV_NPY_SOURCES npy_file.cpp)
+# The command-line runner, besides the delegate library.
+set(EXOV_RUNNER_SOURCES runner.cpp ${EXOV_NPY_SOURCES})
+
+foreach(list EXOV_LOADER_SOURCES EXOV_BLOB_SOURCES EXOV_BACKEND_SOURCES EXOV_NPY_SOURCES EXOV_RUNNER_SOURCES)
+  list(TRANSFORM ${list} PREPEND "${CMAKE_CURRENT_LIST_DIR}/")
+endforeach()
