@@ -66,6 +66,9 @@ SOURCES = ["pyproject.toml", "CMakeLists.txt", "native/**/*", "python/**/*", "wh
 
 nox.options.sessions = ["tests"]
 
+# What the sessions that build tests/CMakeLists.txt install to drive it.
+CMAKE_TOOLS = ["cmake>=3.28", "ninja"]
+
 # The tool logic the sessions call lives in orchestration/ beside this file
 # (standard library and nox only: it runs in nox's own interpreter).
 import sys  # noqa: E402
@@ -300,8 +303,6 @@ def install_tree(session: nox.Session) -> None:
 WINDOWS_DIR = BUILD / "windows"
 WINDOWS_PACKAGES = ["g++-mingw-w64-x86-64-posix", "wine64"]  # Debian's
 MINGW_CXX = "x86_64-w64-mingw32-g++-posix"
-LOADER_SOURCES = ["native/dynamic_library.cpp", "native/library_search.cpp", "native/openvino_library.cpp",
-                  "native/file_system.cpp"]
 
 
 @nox.session(python=PYTHON)
@@ -315,9 +316,10 @@ def windows_loader(session: nox.Session, openvino: str) -> None:
     never used.
     """
     cxx, wine = windows.toolchain(session, WINDOWS_PACKAGES, MINGW_CXX)
-    session.install("pytest")
+    session.install("pytest", *CMAKE_TOOLS)
     openvino_root = windows.openvino_wheel(session, WINDOWS_DIR, openvino, PYTHON)
-    exe = windows.build_loader_check(session, cxx, openvino_root, openvino, WINDOWS_DIR, LOADER_SOURCES)
+    built = windows.build_checks(session, cxx, openvino_root, WINDOWS_DIR / f"checks-{openvino}", ["loader_check"])
+    exe = built / "loader_check.exe"
     env = {**windows.wine_environment(session, WINDOWS_DIR, wine), "EXOV_LOADER_CHECK": str(exe), "EXOV_WINE": wine,
            "EXOV_WINDOWS_OPENVINO": str(openvino_root / "openvino" / "libs"), "EXOV_OPENVINO_VERSION": openvino}
     windows.run_checks(session, "loader_checks.py", env)
@@ -341,13 +343,15 @@ def windows_repair(session: nox.Session) -> None:
        wheel's DLL under wine.
     """
     cxx, wine = windows.toolchain(session, WINDOWS_PACKAGES, MINGW_CXX)
-    session.install("delvewheel==1.13.2", "wheel", "pytest", "pefile", "cmake>=3.28", "ninja")
+    session.install("delvewheel==1.13.2", "wheel", "pytest", "pefile", *CMAKE_TOOLS)
     openvino_root = windows.openvino_wheel(session, WINDOWS_DIR, OPENVINO_RELEASES[-1], PYTHON)
     libs = openvino_root / "openvino" / "libs"
     guard_log = windows.cmake_guard(session, cxx, WINDOWS_DIR)
 
     out = WINDOWS_DIR / "wheels"
-    wheel = windows.mingw_wheel(session, cxx, openvino_root, out / "raw", LOADER_SOURCES, WINDOWS_WHEEL_TAG)
+    built = windows.build_checks(session, cxx, openvino_root, WINDOWS_DIR / f"checks-{OPENVINO_RELEASES[-1]}",
+                                 ["loader_check", "executorch_openvino_loader", "excluded_imports_probe"])
+    wheel = windows.mingw_wheel(session, built, out / "raw", WINDOWS_WHEEL_TAG)
     add_path = [*windows.mingw_runtime_dirs(session, cxx), libs]
     linux_only = _exclusions("delvewheel-exclude-on-linux.txt")
     exclusions = _exclusions("delvewheel-exclude.txt") + linux_only
@@ -355,7 +359,7 @@ def windows_repair(session: nox.Session) -> None:
     repaired = windows.delvewheel_repair(session, wheel, out / "repaired", exclusions, add_path)
     control = windows.delvewheel_repair(session, wheel, out / "control", linux_only, add_path)
 
-    exe = windows.build_loader_check(session, cxx, openvino_root, OPENVINO_RELEASES[-1], WINDOWS_DIR, LOADER_SOURCES)
+    exe = built / "loader_check.exe"
     env = {**windows.wine_environment(session, WINDOWS_DIR, wine), "EXOV_LOADER_CHECK": str(exe), "EXOV_WINE": wine,
            "EXOV_WINDOWS_OPENVINO": str(libs), "EXOV_OPENVINO_VERSION": OPENVINO_RELEASES[-1],
            "EXOV_RAW_WINDOWS_WHEEL": str(wheel), "EXOV_REPAIRED_WINDOWS_WHEEL": str(repaired),
@@ -369,9 +373,6 @@ def windows_repair(session: nox.Session) -> None:
 FUZZ_PACKAGES = ["clang-14", "libclang-rt-14-dev"]
 FUZZ_CLANG = "clang++-14"  # FUZZ_PACKAGES' compiler
 FUZZ_SECONDS = 60  # CI's budget per target; `nox -s fuzz -- 1800` for a long run
-FUZZ_FLAGS = ["-std=c++17", "-g", "-O1", "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=undefined"]
-INIT_PATH_SOURCES = ["compile_specs.cpp", "dynamic_library.cpp", "error_report.cpp", "file_system.cpp",
-                     "library_search.cpp", "openvino_backend.cpp", "openvino_library.cpp", "processed_blob.cpp"]
 
 
 RUNNER_DIR = BUILD / "runner"
@@ -495,18 +496,18 @@ def fuzz(session: nox.Session) -> None:
     seconds = int(session.posargs[0]) if session.posargs else FUZZ_SECONDS
     targets = session.posargs[1:] or ["processed_blob_fuzz", "npy_file_fuzz", "delegate_init_fuzz"]
     clang = fuzzing.clang(session, FUZZ_PACKAGES, FUZZ_CLANG)
+    session.install(*CMAKE_TOOLS)
     out = BUILD / "fuzz"
     seeds = ROOT / "tests" / "fuzz"
     for corpus in ("corpus", "init_corpus", "npy_corpus"):
         (out / corpus).mkdir(parents=True, exist_ok=True)
+    parsers = [t for t in ("processed_blob_fuzz", "npy_file_fuzz") if t in targets]
+    if parsers:
+        fuzzing.build(session, clang, out, parsers)
     if "processed_blob_fuzz" in targets:
-        parser = fuzzing.build_fuzzer(session, clang, FUZZ_FLAGS, out / "processed_blob_fuzz",
-                                      ["native/processed_blob.cpp", "tests/fuzz/processed_blob_fuzz.cpp"], "-lz")
-        fuzzing.run_fuzzer(session, parser, seconds, [out / "corpus", seeds / "corpus"])
+        fuzzing.run_fuzzer(session, out / "processed_blob_fuzz", seconds, [out / "corpus", seeds / "corpus"])
     if "npy_file_fuzz" in targets:
-        reader = fuzzing.build_fuzzer(session, clang, FUZZ_FLAGS, out / "npy_file_fuzz",
-                                      ["native/npy_file.cpp", "tests/fuzz/npy_file_fuzz.cpp"])
-        fuzzing.run_fuzzer(session, reader, seconds, [out / "npy_corpus", seeds / "npy_corpus"])
+        fuzzing.run_fuzzer(session, out / "npy_file_fuzz", seconds, [out / "npy_corpus", seeds / "npy_corpus"])
     if "delegate_init_fuzz" not in targets:
         return
 
@@ -515,10 +516,10 @@ def fuzz(session: nox.Session) -> None:
     session.install(EXECUTORCH, BUILD_OPENVINO)
     executorch = site_packages.package_dir(session, "executorch")
     openvino = site_packages.package_dir(session, "openvino")
-    init = fuzzing.build_init_fuzzer(session, clang, FUZZ_FLAGS, out / "delegate_init_fuzz", INIT_PATH_SOURCES,
-                                     executorch, openvino)
-    env = fuzzing.init_environment(session, clang, openvino, out)
-    fuzzing.run_fuzzer(session, init, seconds, [out / "init_corpus", seeds / "init_corpus"], env=env)
+    fuzzing.build(session, clang, out, ["delegate_init_fuzz", "strip_deepbind"], executorch, openvino)
+    env = fuzzing.init_environment(clang, openvino, out / "strip_deepbind.so")
+    fuzzing.run_fuzzer(session, out / "delegate_init_fuzz", seconds, [out / "init_corpus", seeds / "init_corpus"],
+                       env=env)
 
 
 # The differential fuzzer over whole programs (tests/program_fuzz/).
@@ -579,10 +580,11 @@ def sanitizers(session: nox.Session) -> None:
                          cmake_defines={"EXOV_SANITIZE": SANITIZERS})
     openvino = OPENVINO_RELEASES[-1]
     _install_runtime(session, wheel, openvino, *TEST_REQUIREMENTS)
-    env = sanitizer_steps.environment(session, out, reports, SANITIZERS)
     package = site_packages.package_dir(session, "executorch_openvino")
     executorch = site_packages.package_dir(session, "executorch")
-    sanitizer_steps.control_run(session, out, reports, env, SANITIZERS, package, executorch)
+    shim, control = sanitizer_steps.build_checks(session, out, SANITIZERS, package, executorch)
+    env = sanitizer_steps.environment(session, shim, reports, SANITIZERS)
+    sanitizer_steps.control_run(session, control, reports, env)
 
     skipped = [f"--ignore={ROOT / 'tests' / name}" for name in SANITIZER_SKIPPED_TESTS]
     try:

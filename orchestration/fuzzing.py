@@ -8,9 +8,8 @@ from pathlib import Path
 
 import nox
 
-from orchestration import ROOT
+from orchestration import native_checks
 from orchestration.debian import debian_tools
-from orchestration.sanitizers import strip_deepbind_shim
 
 
 def clang(session: nox.Session, packages: list[str], name: str) -> str:
@@ -19,34 +18,21 @@ def clang(session: nox.Session, packages: list[str], name: str) -> str:
     return found
 
 
-def build_fuzzer(session: nox.Session, clang: str, flags: list[str], binary: Path, sources: list[str],
-                 *libraries: str) -> Path:
-    """A target that needs nothing beyond native/ (a parser): `sources`, relative to the repository."""
-    session.run(clang, *flags, "-I", str(ROOT / "native"), *[str(ROOT / s) for s in sources], *libraries,
-                "-o", str(binary), external=True)
-    return binary
+def build(session: nox.Session, clang: str, out: Path, targets: list[str], executorch: Path | None = None,
+          openvino: Path | None = None) -> Path:
+    """Builds the fuzz `targets` of tests/CMakeLists.txt with `clang` into `out` (CMake's folder: out/cmake).
+
+    delegate_init_fuzz and strip_deepbind (gcc's) need the installed `executorch` and `openvino` packages;
+    without them only the parsers are configured.
+    """
+    defines = {"CMAKE_CXX_COMPILER": clang, "CMAKE_C_COMPILER": "gcc",
+               "EXECUTORCH_PACKAGE_DIR": executorch or "", "OPENVINO_INCLUDE_DIR": openvino / "include" if openvino else ""}
+    return native_checks.build(session, "fuzz", out / "cmake", targets, defines, out=out)
 
 
-def build_init_fuzzer(session: nox.Session, clang: str, flags: list[str], binary: Path, sources: list[str],
-                      executorch: Path, openvino: Path) -> Path:
-    """tests/fuzz/delegate_init_fuzz.cpp with the delegate's `sources` (in native/), against the
-    installed `executorch` package's runtime and headers and the `openvino` package's headers."""
-    # -shared-libsan: the runtime is a library, so the shim (init_environment) can come before it.
-    session.run(clang, *flags, "-shared-libsan", "-DC10_USING_CUSTOM_GENERATED_MACROS",
-                "-DET_EVENT_TRACER_ENABLED", "-I", str(ROOT / "native"), "-I", str(openvino / "include"),
-                "-I", str(executorch / "include"),
-                "-I", str(executorch / "include" / "executorch" / "runtime" / "core" / "portable_type" / "c10"),
-                *[str(ROOT / "native" / name) for name in sources],
-                str(ROOT / "tests" / "fuzz" / "delegate_init_fuzz.cpp"),
-                f"-L{executorch / 'lib'}", "-lexecutorch", "-lz", "-ldl", "-pthread",
-                f"-Wl,-rpath,{executorch / 'lib'}", "-o", str(binary), external=True)
-    return binary
-
-
-def init_environment(session: nox.Session, clang: str, openvino: Path, out: Path) -> dict:
+def init_environment(clang: str, openvino: Path, shim: Path) -> dict:
     """What the init fuzzer runs with: the `openvino` package's C library, and clang's ASan runtime
-    preloaded after the strip_deepbind shim (built into `out`), which lets oneTBB's RTLD_DEEPBIND pass."""
-    shim = strip_deepbind_shim(session, "gcc", out)
+    preloaded after the strip_deepbind `shim`, which lets oneTBB's RTLD_DEEPBIND pass."""
     asan = subprocess.check_output([clang, "-print-file-name=libclang_rt.asan-x86_64.so"], text=True).strip()
     library = sorted((openvino / "libs").glob("libopenvino_c.so.*"))[-1]
     return {"OPENVINO_LIB_PATH": str(library), "LD_PRELOAD": f"{shim}:{asan}",

@@ -12,25 +12,26 @@ from pathlib import Path
 
 import nox
 
-from orchestration import ROOT
+from orchestration import native_checks
 
 
-def strip_deepbind_shim(session: nox.Session, cc: str, out: Path) -> Path:
-    """tests/sanitizers/strip_deepbind.c as out/strip_deepbind.so, preloaded before the sanitizer
-    runtimes: oneTBB's dlopen with RTLD_DEEPBIND would otherwise end the process (see the source)."""
-    shim = out / "strip_deepbind.so"
-    session.run(cc, "-shared", "-fPIC", "-O1", "-o", str(shim),
-                str(ROOT / "tests" / "sanitizers" / "strip_deepbind.c"), "-ldl", external=True)
-    return shim
+def build_checks(session: nox.Session, out: Path, sanitizers: str, package: Path,
+                 executorch: Path) -> tuple[Path, Path]:
+    """(strip_deepbind.so, findings_control) of tests/CMakeLists.txt, built into `out` with gcc:
+    the control linked against the instrumented delegate library of the installed `package`."""
+    gcc = shutil.which("gcc") or session.error("gcc is needed to build with the sanitizers")
+    native_checks.build(session, "sanitizers", out / "checks", ["strip_deepbind", "findings_control"], {
+        "CMAKE_C_COMPILER": gcc, "CMAKE_CXX_COMPILER": "g++", "EXOV_SANITIZE": sanitizers,
+        "EXOV_PACKAGE_DIR": package, "EXECUTORCH_PACKAGE_DIR": executorch}, out=out)
+    return out / "strip_deepbind.so", out / "findings_control"
 
 
-def environment(session: nox.Session, out: Path, reports: Path, sanitizers: str) -> dict:
+def environment(session: nox.Session, shim: Path, reports: Path, sanitizers: str) -> dict:
     """The variables a process of the test suite runs with: gcc's `sanitizers` runtimes preloaded
-    (after the shim, built into `out`), every report a file in `reports`."""
+    after the strip_deepbind `shim`, every report a file in `reports`."""
     gcc = shutil.which("gcc") or session.error("gcc is needed to build with the sanitizers")
     runtimes = [subprocess.check_output([gcc, f"-print-file-name={name}"], text=True).strip()
                 for name in ("libasan.so", "libubsan.so")]
-    shim = strip_deepbind_shim(session, gcc, out)
     # halt_on_error: the first finding ends the process, and its report is a file.
     # PYTHONMALLOC=malloc is not set: it doubled the run (17 -> 33 min), and
     # Python's allocator only keeps objects of up to 512 bytes, while every
@@ -46,16 +47,10 @@ def environment(session: nox.Session, out: Path, reports: Path, sanitizers: str)
     }
 
 
-def control_run(session: nox.Session, out: Path, reports: Path, env: dict, sanitizers: str,
-                package: Path, executorch: Path) -> None:
-    """Shows that a finding reaches a report and stops the process: tests/sanitizers/findings_control.cpp,
-    linked against the instrumented delegate library of the installed `package` (and `executorch`'s lib/),
-    must report a heap overflow inside that library and a signed overflow; fails the session otherwise."""
-    control = out / "findings_control"
-    session.run("g++", "-std=c++17", "-g", f"-fsanitize={sanitizers}", "-fno-sanitize-recover=all",
-                "-I", str(ROOT / "native"), str(ROOT / "tests" / "sanitizers" / "findings_control.cpp"),
-                f"-L{package}", "-l:libexecutorch_openvino_backend.so",
-                f"-Wl,-rpath,{package}:{executorch / 'lib'}", "-o", str(control), external=True)
+def control_run(session: nox.Session, control: Path, reports: Path, env: dict) -> None:
+    """Shows that a finding reaches a report and stops the process: `control` (findings_control, see
+    build_checks) must report a heap overflow inside the delegate library and a signed overflow;
+    fails the session otherwise."""
     for finding, expected in (("heap-overflow-in-delegate", "heap-buffer-overflow"),
                               ("signed-overflow", "signed integer overflow")):
         # UBSan, inside ASan's runtime, may write to stderr instead of its log_path;

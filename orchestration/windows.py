@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nox
 
-from orchestration import ROOT
+from orchestration import ROOT, native_checks
 from orchestration.debian import debian_tools
 
 
@@ -60,15 +60,15 @@ def wine_environment(session: nox.Session, folder: Path, wine: str) -> dict:
     return env
 
 
-def build_loader_check(session: nox.Session, cxx: str, openvino_root: Path, openvino: str, folder: Path,
-                       sources: list[str]) -> Path:
-    """tests/windows/loader_check.cpp with the delegate's loader `sources`, linked statically."""
-    exe = folder / f"loader_check-{openvino}.exe"
-    session.run(cxx, "-std=c++17", "-O2", "-Wall", "-static", "-I", str(ROOT / "native"),
-                "-I", str(openvino_root / "openvino" / "include"),
-                *[str(ROOT / src) for src in sources], str(ROOT / "tests" / "windows" / "loader_check.cpp"),
-                "-o", str(exe), external=True)
-    return exe
+def build_checks(session: nox.Session, cxx: str, openvino_root: Path, build_dir: Path,
+                 targets: list[str]) -> Path:
+    """The Windows `targets` of tests/CMakeLists.txt (loader_check, executorch_openvino_loader,
+    excluded_imports_probe), cross-compiled with `cxx` against the unpacked openvino wheel
+    `openvino_root`; returns the folder holding them (`build_dir`)."""
+    return native_checks.build(session, "windows", build_dir, targets, {
+        "CMAKE_SYSTEM_NAME": "Windows", "CMAKE_CXX_COMPILER": cxx,
+        "OPENVINO_INCLUDE_DIR": openvino_root / "openvino" / "include",
+        "OPENVINO_C_DLL": openvino_root / "openvino" / "libs" / "openvino_c.dll"})
 
 
 def cmake_guard(session: nox.Session, cxx: str, folder: Path) -> Path:
@@ -83,9 +83,9 @@ def cmake_guard(session: nox.Session, cxx: str, folder: Path) -> Path:
     return guard_log
 
 
-def mingw_wheel(session: nox.Session, cxx: str, openvino_root: Path, out: Path, sources: list[str],
-               tag: str) -> Path:
-    """A win_amd64 wheel (`tag`) of this project's package with the Windows binaries mingw-w64 can build.
+def mingw_wheel(session: nox.Session, built: Path, out: Path, tag: str) -> Path:
+    """A win_amd64 wheel (`tag`) of this project's package with the Windows binaries mingw-w64 can build
+    (build_checks, into `built`).
 
     executorch_openvino/executorch_openvino_loader.dll: the delegate's OpenVINO
     loader (tests/windows/loader_dll.cpp), linked against mingw-w64's shared
@@ -98,13 +98,8 @@ def mingw_wheel(session: nox.Session, cxx: str, openvino_root: Path, out: Path, 
     shutil.rmtree(out, ignore_errors=True)
     shutil.copytree(ROOT / "python" / "executorch_openvino", tree / "executorch_openvino",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    include = ["-I", str(ROOT / "native"), "-I", str(openvino_root / "openvino" / "include")]
-    session.run(cxx, "-std=c++17", "-O2", "-shared", *include, *[str(ROOT / s) for s in sources],
-                str(ROOT / "tests" / "windows" / "loader_dll.cpp"),
-                "-o", str(tree / "executorch_openvino" / "executorch_openvino_loader.dll"), external=True)
-    session.run(cxx, "-O2", "-shared", *include, str(ROOT / "tests" / "windows" / "excluded_imports_probe.cpp"),
-                str(openvino_root / "openvino" / "libs" / "openvino_c.dll"),
-                "-o", str(tree / "executorch_openvino" / "excluded_imports_probe.dll"), external=True)
+    for dll in ("executorch_openvino_loader.dll", "excluded_imports_probe.dll"):
+        shutil.copy2(built / dll, tree / "executorch_openvino" / dll)
     dist_info = tree / f"executorch_openvino-{version}.dist-info"
     dist_info.mkdir()
     (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: executorch-openvino\nVersion: {version}\n")
