@@ -893,19 +893,58 @@ def _project_metadata() -> dict:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 
+def _write_sdist(session: nox.Session, out: Path) -> Path:
+    """python -m build --sdist into the emptied `out`; twine check. Returns the archive."""
+    session.install("build", "twine", *BUILD_TOOLS[:1])
+    session.install("--no-deps", EXECUTORCH)  # the release the wheels pin, for the sdist's metadata
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    # No isolation: writing an sdist runs no compiler and needs scikit-build-core only.
+    session.run("python", "-m", "build", "--sdist", "--no-isolation", "--skip-dependency-check",
+                "--outdir", str(out), str(ROOT))
+    (archive,) = out.glob("*.tar.gz")
+    session.run("twine", "check", "--strict", str(archive))
+    session.log(f"sdist: {archive.name}, {archive.stat().st_size / 1e6:.2f} MB")
+    return archive
+
+
 @nox.session(python=PYTHON)
 def sdist(session: nox.Session) -> None:
     """Starts a release: empties dist/ and writes the sdist there (python -m build --sdist); twine check."""
-    session.install("build", "twine", *BUILD_TOOLS[:1])
-    session.install("--no-deps", EXECUTORCH)  # the release the wheels pin, for the sdist's metadata
-    shutil.rmtree(DIST, ignore_errors=True)
-    DIST.mkdir()
-    # No isolation: writing an sdist runs no compiler and needs scikit-build-core only.
-    session.run("python", "-m", "build", "--sdist", "--no-isolation", "--skip-dependency-check",
-                "--outdir", str(DIST), str(ROOT))
-    (archive,) = DIST.glob("*.tar.gz")
-    session.run("twine", "check", "--strict", str(archive))
-    session.log(f"sdist: {archive.name}, {archive.stat().st_size / 1e6:.2f} MB")
+    _write_sdist(session, DIST)
+
+
+@nox.session(python=PYTHON)
+def sdist_install(session: nox.Session) -> None:
+    """`pip install` of a fresh sdist, with pip's default build isolation, into a venv that has executorch.
+
+    The install must compile against the venv's executorch 1.5.1 (wheels/executorch_location.py),
+    pin it, and leave it and torch as they were (same version and the same RECORD file); the
+    installed package then passes `doctor` and runs a lowered program equal to eager.
+    """
+    session.install(TORCH)
+    session.install(EXECUTORCH, "numpy")
+    before = _distribution_state(session, ["torch", "executorch"])
+    archive = _write_sdist(session, RELEASE_BUILD / "sdist-install")
+    session.run("python", "-m", "pip", "uninstall", "-y", "build", "twine", "scikit-build-core")  # the user's venv
+    started = time.perf_counter()
+    session.run("python", "-m", "pip", "install", str(archive))  # isolated: pip's default
+    seconds = time.perf_counter() - started
+    after = _distribution_state(session, ["torch", "executorch"])
+    if after != before:
+        session.error(f"installing the sdist changed torch or executorch:\nbefore: {before}\nafter:  {after}")
+    code = "from importlib.metadata import requires; print([r for r in requires('executorch-openvino') if r.startswith('executorch')])"
+    pinned = session.run("python", "-c", code, silent=True).strip().splitlines()[-1]
+    if pinned != f"[{EXECUTORCH!r}]":
+        session.error(f"the wheel built from the sdist requires {pinned}, not {EXECUTORCH}")
+    program = RELEASE_BUILD / "sdist-install" / "program"
+    script = str(ROOT / "tests" / "release" / "portable_program.py")
+    with session.chdir(session.create_tmp()):
+        session.run("python", "-m", "executorch_openvino", "doctor")
+        session.run("python", script, "lower", str(program))
+        session.run("python", script, "check", str(program))
+    session.log(f"sdist installed with build isolation in {seconds:.0f} s; pins {pinned}; "
+                f"torch and executorch untouched: {before}")
 
 
 def _executorch_wheels(session: nox.Session, pythons: list[str]) -> dict[str, Path]:
@@ -931,7 +970,8 @@ def wheel(session: nox.Session) -> None:
     and later. The build environment has executorch without its dependencies
     (compiling needs no torch). The ABI check (orchestration/abi_check.py)
     compares the symbols the wheel imports from executorch's libraries with
-    executorch's wheel for each interpreter the wheel claims.
+    executorch's wheel for each interpreter the wheel claims; abi3audit checks the abi3 wheel's
+    extension for calls outside CPython 3.12's limited API.
     """
     python = session.python
     session.install(*BUILD_TOOLS, BUILD_OPENVINO, *REPAIR_REQUIREMENTS, "twine")
@@ -947,6 +987,10 @@ def wheel(session: nox.Session) -> None:
     from orchestration import abi_check
 
     claims = ABI3_PYTHONS if "-abi3-" in repaired.name else [python]
+    if claims == ABI3_PYTHONS:
+        # The extension uses CPython's limited API only (what cibuildwheel also audits).
+        session.install("abi3audit")
+        session.run("abi3audit", "--strict", str(repaired))
     executorch_wheels = _executorch_wheels(session, sorted({python, *claims}))
     rows = abi_check.check(repaired, executorch_wheels[python], [executorch_wheels[p] for p in claims])
     report = abi_check.table(repaired, rows)
@@ -1036,7 +1080,8 @@ def release(session: nox.Session) -> None:
                         "venv_bytes": _folder_bytes(folder), "seconds": round(time.perf_counter() - started, 1),
                         **cost})
         shutil.rmtree(folder)  # several GB each with torch's CUDA build
-    built = {p: json.loads((RELEASE_BUILD / f"wheel-{p}.json").read_text()) for p in WHEEL_PYTHONS}
+    # Build figures exist where this machine built the wheels (not when CI jobs built them elsewhere).
+    built = {p: json.loads(f.read_text()) for p in WHEEL_PYTHONS if (f := RELEASE_BUILD / f"wheel-{p}.json").is_file()}
     report = {"cpu": _cpu_model(), "artifacts": [{"file": p.name, "bytes": p.stat().st_size} for p in artifacts],
               "wheels": built, "installs": results, "wheelhouse_bytes": _folder_bytes(WHEELHOUSE)}
     (RELEASE_BUILD / "report.json").write_text(json.dumps(report, indent=1))
@@ -1066,3 +1111,20 @@ def _release_table(report: dict) -> str:
                      f"{r['seconds']} | {r['torch']}{', downloaded in %s s' % r['download_s'] if 'download_s' in r else ''} |")
     lines += ["", f"Download cache (build/release/wheelhouse): {report['wheelhouse_bytes'] / 1e9:.1f} GB"]
     return "\n".join(lines) + "\n"
+
+
+@nox.session(python=ABI3_PYTHONS[0])
+def tests_abi3(session: nox.Session) -> None:
+    """The full test suite on CPython 3.12 with the cp312-abi3 release wheel (dist/) and OpenVINO 2026.4.1.
+
+    Uses the wheel that `nox -s release` (or `nox -s wheel-3.12`) left in dist/, without rebuilding
+    it (a `requires` would start a new release and empty dist/). torch for 3.12 is the package
+    index's CUDA build, installed from build/release/wheelhouse (downloaded there once).
+    """
+    found = sorted(DIST.glob("executorch_openvino-*-cp312-abi3-*.whl"))
+    if not found:
+        session.error("no cp312-abi3 wheel in dist/: run `nox -s wheel-3.12` (or `nox -s release`) first")
+    abi3 = found[-1]
+    _install_torch(session, session.python, "python")
+    _install_runtime(session, abi3, OPENVINO_RELEASES[-1], *TEST_REQUIREMENTS)
+    _run_test_suite(session, abi3, OPENVINO_RELEASES[-1])
