@@ -928,8 +928,11 @@ def sdist_install(session: nox.Session) -> None:
     archive = _write_sdist(session, RELEASE_BUILD / "sdist-install")
     session.run("python", "-m", "pip", "uninstall", "-y", "build", "twine", "scikit-build-core")  # the user's venv
     started = time.perf_counter()
-    session.run("python", "-m", "pip", "install", str(archive))  # isolated: pip's default
+    # Isolated: pip's default. -v shows the build backend's report of which executorch it compiled against.
+    output = session.run("python", "-m", "pip", "install", "-v", str(archive), silent=True, stderr=subprocess.STDOUT)
     seconds = time.perf_counter() - started
+    if f"building against executorch {EXECUTORCH.split('==')[1]} from the installing environment" not in output:
+        session.error("the isolated build did not compile against the environment's executorch:\n" + output[-5000:])
     after = _distribution_state(session, ["torch", "executorch"])
     if after != before:
         session.error(f"installing the sdist changed torch or executorch:\nbefore: {before}\nafter:  {after}")

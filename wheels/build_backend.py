@@ -8,6 +8,8 @@ when no environment has one, `executorch` is added to the build requirements.
 
 from __future__ import annotations
 
+import sys
+
 from scikit_build_core import build as _scikit_build
 
 import executorch_location
@@ -20,6 +22,8 @@ def _with_executorch(config_settings: dict | None) -> dict:
     location = executorch_location.find()
     settings = dict(config_settings or {})
     if location is not None:  # a value the caller set explicitly wins
+        print(f"executorch-openvino: building against executorch {location.version} from the "
+              f"{location.found_in} ({location.package_dir})", file=sys.stderr)
         settings.setdefault("cmake.define.EXECUTORCH_PACKAGE_DIR", location.package_dir)
         settings.setdefault("cmake.define.EXOV_EXECUTORCH_VERSION", location.version)
     return settings
