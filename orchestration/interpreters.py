@@ -46,6 +46,10 @@ def expose(versions: list[str], folder: Path) -> dict[str, str]:
     """
     found = {}
     for version in versions:
+        link = folder / f"python{version}"
+        if link.is_symlink() and link.resolve().is_file():  # linked by an earlier run: nothing to start
+            found[version] = str(link.resolve())
+            continue
         on_path = shutil.which(f"python{version}")
         if _starts(on_path, version):
             found[version] = on_path
@@ -55,10 +59,8 @@ def expose(versions: list[str], folder: Path) -> dict[str, str]:
             found[version] = "not installed (no pythonX.Y on PATH, none under pyenv)"
             continue
         folder.mkdir(parents=True, exist_ok=True)
-        link = folder / f"python{version}"
-        if not (link.is_symlink() and Path(os.readlink(link)) == installed):
-            link.unlink(missing_ok=True)
-            link.symlink_to(installed)
+        link.unlink(missing_ok=True)
+        link.symlink_to(installed)
         found[version] = str(installed)
     if folder.is_dir() and str(folder) not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = str(folder) + os.pathsep + os.environ.get("PATH", "")
