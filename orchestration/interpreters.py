@@ -21,15 +21,15 @@ def _starts(executable: str | None, version: str) -> bool:
         return False
     try:
         out = subprocess.run([executable, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                             capture_output=True, text=True, timeout=30)
-    except OSError:
+                             capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):  # cannot start, or hangs
         return False
     return out.returncode == 0 and out.stdout.strip() == version
 
 
 def _pyenv_interpreter(version: str) -> Path | None:
     """The newest pyenv install of `version` (3.12.1 before 3.12.0; no free-threaded builds)."""
-    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv").absolute() / "versions"
     found = []
     for folder in root.glob(f"{version}.*"):
         match = re.fullmatch(rf"{re.escape(version)}\.(\d+)", folder.name)
