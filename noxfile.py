@@ -43,7 +43,8 @@ import nox
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))  # the orchestration package beside this file
-from orchestration import interpreters, wheels  # noqa: E402
+from orchestration import interpreters, wheel_build  # noqa: E402
+from wheels import executorch_location  # noqa: E402
 BUILD = ROOT / "build"
 RAW_DIR = BUILD / "wheels" / "raw"
 REPAIRED_DIR = BUILD / "wheels" / "repaired"
@@ -51,12 +52,12 @@ OTHER_OPENVINO_DIR = BUILD / "openvino-runtimes"
 
 PYTHON = "3.11"  # torch 2.13.0's CPU build lies on this machine's disk for 3.11
 TORCH = "torch==2.13.0"
-EXECUTORCH = "executorch==1.5.1"
+EXECUTORCH = f"executorch=={executorch_location.TESTED}"  # the release every wheel is built against
 # The OpenVINO releases every wheel is tested with (2025.4.1 and 2026.4.1).
 OPENVINO_RELEASES = ["2025.4.1", "2026.4.1"]
 BUILD_OPENVINO = "openvino==2026.4.1"
 BUILD_REQUIREMENTS = [
-    "scikit-build-core>=0.11", "nanobind>=2.4", "cmake>=3.28", "ninja", "packaging",
+    "scikit-build-core>=1.1.2", "nanobind>=2.4", "cmake>=3.28", "ninja", "packaging",
     EXECUTORCH, BUILD_OPENVINO,
 ]
 # The Linux wheel's platform tag: executorch's own wheels are manylinux_2_28.
@@ -70,15 +71,16 @@ SOURCES = ["pyproject.toml", "CMakeLists.txt", "native/**/*", "python/**/*", "wh
 
 # The release (README, "Supported interpreters"): a wheel per interpreter for
 # 3.10 and 3.11, one stable-ABI wheel (cp312-abi3) for 3.12 and later.
-WHEEL_PYTHONS = ["3.10", "3.11", "3.12"]
 ABI3_PYTHONS = ["3.12", "3.13", "3.14"]  # what the cp312-abi3 wheel claims; 3.14 is not on these machines
 INSTALL_PYTHONS = ["3.10", "3.11", "3.12", "3.13"]  # where `nox -s release` installs and runs it
+RELEASE_WHEEL_TAGS = {"3.10": "cp310-cp310", "3.11": "cp311-cp311", "3.12": "cp312-abi3"}  # built by wheel-<python>
+WHEEL_PYTHONS = list(RELEASE_WHEEL_TAGS)
 DIST = ROOT / "dist"
 RELEASE_BUILD = BUILD / "release"
 # Downloads for the other interpreters (torch's CUDA build for 3.10, 3.12, 3.13), kept between runs.
 WHEELHOUSE = RELEASE_BUILD / "wheelhouse"
 # Compiling needs executorch's headers, CMake files and libraries, not torch.
-BUILD_TOOLS = ["scikit-build-core>=0.11", "nanobind>=2.4", "cmake>=3.28", "ninja", "packaging"]
+BUILD_TOOLS = ["scikit-build-core>=1.1.2", "nanobind>=2.4", "cmake>=3.28", "ninja", "packaging"]
 
 nox.options.sessions = ["tests"]
 PYTHON_FOUND = interpreters.expose(sorted(set(WHEEL_PYTHONS + INSTALL_PYTHONS) - {PYTHON}), BUILD / "interpreters")
@@ -96,11 +98,11 @@ from orchestration import sanitizers as sanitizer_steps  # noqa: E402
 
 def _fresh_wheel(folder: Path) -> Path | None:
     """The newest wheel in `folder` if it is newer than every source file."""
-    return wheels.fresh_wheel(folder, wheels.newest_mtime(ROOT, SOURCES))
+    return wheel_build.fresh_wheel(folder, wheel_build.newest_mtime(ROOT, SOURCES))
 
 
 def _exclusions(name: str) -> list[str]:
-    return wheels.exclusions(ROOT / "wheels" / name)
+    return wheel_build.exclusions(ROOT / "wheels" / name)
 
 
 def _build_wheel(session: nox.Session, out: Path = RAW_DIR, *, build_dir: str = "", env=None,
@@ -111,12 +113,12 @@ def _build_wheel(session: nox.Session, out: Path = RAW_DIR, *, build_dir: str = 
 
 def _pip_wheel(session: nox.Session, out: Path, *, build_dir: str = "", env=None,
                cmake_defines: dict | None = None) -> Path:
-    return wheels.pip_wheel(session, ROOT, out, build_dir=build_dir, env=env, cmake_defines=cmake_defines)[0]
+    return wheel_build.pip_wheel(session, ROOT, out, build_dir=build_dir, env=env, cmake_defines=cmake_defines)[0]
 
 
 def _repair_wheel(session: nox.Session, raw: Path, out: Path = REPAIRED_DIR) -> Path:
     session.install(*REPAIR_REQUIREMENTS)
-    return wheels.auditwheel_repair(session, raw, out, MANYLINUX_PLATFORM, _exclusions("auditwheel-exclude.txt"))
+    return wheel_build.auditwheel_repair(session, raw, out, MANYLINUX_PLATFORM, _exclusions("auditwheel-exclude.txt"))
 
 
 def _repaired_wheel(session: nox.Session) -> Path:
@@ -630,7 +632,7 @@ def _write_sdist(session: nox.Session, out: Path) -> Path:
                 "--outdir", str(out), str(ROOT))
     (archive,) = out.glob("*.tar.gz")
     session.run("twine", "check", "--strict", str(archive))
-    session.log(f"sdist: {archive.name}, {archive.stat().st_size / 1e6:.2f} MB")
+    session.log(f"sdist: {archive.name}, {archive.stat().st_size / 1e6:.2f} MB, from {_git_commit()}")
     return archive
 
 
@@ -654,8 +656,11 @@ def sdist_install(session: nox.Session) -> None:
     archive = _write_sdist(session, RELEASE_BUILD / "sdist-install")
     session.run("python", "-m", "pip", "uninstall", "-y", "build", "twine", "scikit-build-core")  # the user's venv
     started = time.perf_counter()
-    session.run("python", "-m", "pip", "install", str(archive))  # isolated: pip's default
+    # Isolated: pip's default. -v shows the build backend's report of which executorch it compiled against.
+    output = session.run("python", "-m", "pip", "install", "-v", str(archive), silent=True, stderr=subprocess.STDOUT)
     seconds = time.perf_counter() - started
+    if f"building against executorch {EXECUTORCH.split('==')[1]} from the installing environment" not in output:
+        session.error("the isolated build did not compile against the environment's executorch:\n" + output[-5000:])
     after = site_packages.distribution_state(session, ["torch", "executorch"])
     if after != before:
         session.error(f"installing the sdist changed torch or executorch:\nbefore: {before}\nafter:  {after}")
@@ -703,9 +708,9 @@ def wheel(session: nox.Session) -> None:
     session.install(*BUILD_TOOLS, BUILD_OPENVINO, *REPAIR_REQUIREMENTS, "twine")
     session.install("--no-deps", EXECUTORCH)
     (archive,) = DIST.glob("*.tar.gz")
-    raw, build_seconds = wheels.pip_wheel(session, archive, RELEASE_BUILD / "raw" / python)
+    raw, build_seconds = wheel_build.pip_wheel(session, archive, RELEASE_BUILD / "raw" / python)
     started = time.perf_counter()
-    repaired = wheels.auditwheel_repair(session, raw, DIST, MANYLINUX_PLATFORM, _exclusions("auditwheel-exclude.txt"),
+    repaired = wheel_build.auditwheel_repair(session, raw, DIST, MANYLINUX_PLATFORM, _exclusions("auditwheel-exclude.txt"),
                                         clean=False)
     repair_seconds = time.perf_counter() - started
     session.run("twine", "check", "--strict", str(repaired))
@@ -773,8 +778,11 @@ def release(session: nox.Session) -> None:
 
     session.install("twine")
     artifacts = package_index.artifacts(DIST)
-    if len(artifacts) != 1 + len(WHEEL_PYTHONS):
-        session.error(f"expected the sdist and {len(WHEEL_PYTHONS)} wheels in dist/, found {[p.name for p in artifacts]}")
+    version = _project_metadata()["version"]
+    expected = {f"executorch_openvino-{version}.tar.gz", *(f"executorch_openvino-{version}-{tag}-{MANYLINUX_PLATFORM}.whl"
+                                                         for tag in RELEASE_WHEEL_TAGS.values())}
+    if {p.name for p in artifacts} != expected:
+        session.error(f"dist/ should hold exactly {sorted(expected)}, it holds {[p.name for p in artifacts]}")
     session.run("twine", "check", "--strict", *map(str, artifacts))
     package_index.write_sha256sums(DIST)
     index = package_index.write_simple_index(DIST, "executorch-openvino", _project_metadata()["requires-python"])
@@ -795,9 +803,12 @@ def release(session: nox.Session) -> None:
         picked = folder / "pip-report.json"
         session.run(interpreter, "-m", "pip", "install", "-q", "--extra-index-url", index.as_uri(),
                     "--report", str(picked), "executorch-openvino", external=True)
-        chosen = [item["download_info"]["url"].rsplit("/", 1)[-1]
-                  for item in json.loads(picked.read_text())["install"]
-                  if item["metadata"]["name"] == "executorch-openvino"]
+        urls = [item["download_info"]["url"] for item in json.loads(picked.read_text())["install"]
+                if item["metadata"]["name"] == "executorch-openvino"]
+        chosen = [url.rsplit("/", 1)[-1] for url in urls]
+        wanted = RELEASE_WHEEL_TAGS[python if python in RELEASE_WHEEL_TAGS else ABI3_PYTHONS[0]]
+        if urls != [(DIST / f"executorch_openvino-{version}-{wanted}-{MANYLINUX_PLATFORM}.whl").as_uri()]:
+            session.error(f"pip on {python} installed {urls}, not the {wanted} wheel from dist/")
         with session.chdir(session.create_tmp()):
             out = session.run(interpreter, script, "check", str(program), external=True, silent=True)
         check = json.loads(out.strip().splitlines()[-1])
@@ -808,11 +819,19 @@ def release(session: nox.Session) -> None:
         shutil.rmtree(folder)  # several GB each with torch's CUDA build
     # Build figures exist where this machine built the wheels (not when CI jobs built them elsewhere).
     built = {p: json.loads(f.read_text()) for p in WHEEL_PYTHONS if (f := RELEASE_BUILD / f"wheel-{p}.json").is_file()}
-    report = {"cpu": _cpu_model(), "artifacts": [{"file": p.name, "bytes": p.stat().st_size} for p in artifacts],
+    report = {"cpu": _cpu_model(), "commit": _git_commit(), "artifacts": [{"file": p.name, "bytes": p.stat().st_size} for p in artifacts],
               "wheels": built, "installs": results, "wheelhouse_bytes": _folder_bytes(WHEELHOUSE)}
     (RELEASE_BUILD / "report.json").write_text(json.dumps(report, indent=1))
     (RELEASE_BUILD / "report.md").write_text(_release_table(report))
     session.log("\n" + _release_table(report))
+
+
+def _git_commit() -> str:
+    """The checkout's commit, with "+changes" when the working tree differs from it."""
+    def git(*args):
+        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True).stdout.strip()
+    commit = git("rev-parse", "HEAD") or "unknown (not a git checkout)"
+    return commit + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
 def _cpu_model() -> str:
@@ -824,7 +843,7 @@ def _cpu_model() -> str:
 
 def _release_table(report: dict) -> str:
     mb = 1e6
-    lines = [f"Release check on {report['cpu']}", "", "| artifact | MB | build s | repair s |", "|---|---|---|---|"]
+    lines = [f"Release check of {report['commit']} on {report['cpu']}", "", "| artifact | MB | build s | repair s |", "|---|---|---|---|"]
     built = {w["wheel"]: w for w in report["wheels"].values()}
     for a in report["artifacts"]:
         w = built.get(a["file"], {})

@@ -21,15 +21,15 @@ def _starts(executable: str | None, version: str) -> bool:
         return False
     try:
         out = subprocess.run([executable, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                             capture_output=True, text=True, timeout=30)
-    except OSError:
+                             capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):  # cannot start, or hangs
         return False
     return out.returncode == 0 and out.stdout.strip() == version
 
 
 def _pyenv_interpreter(version: str) -> Path | None:
     """The newest pyenv install of `version` (3.12.1 before 3.12.0; no free-threaded builds)."""
-    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv").absolute() / "versions"
     found = []
     for folder in root.glob(f"{version}.*"):
         match = re.fullmatch(rf"{re.escape(version)}\.(\d+)", folder.name)
@@ -46,6 +46,10 @@ def expose(versions: list[str], folder: Path) -> dict[str, str]:
     """
     found = {}
     for version in versions:
+        link = folder / f"python{version}"
+        if link.is_symlink() and link.resolve().is_file():  # linked by an earlier run: nothing to start
+            found[version] = str(link.resolve())
+            continue
         on_path = shutil.which(f"python{version}")
         if _starts(on_path, version):
             found[version] = on_path
@@ -55,10 +59,8 @@ def expose(versions: list[str], folder: Path) -> dict[str, str]:
             found[version] = "not installed (no pythonX.Y on PATH, none under pyenv)"
             continue
         folder.mkdir(parents=True, exist_ok=True)
-        link = folder / f"python{version}"
-        if not (link.is_symlink() and Path(os.readlink(link)) == installed):
-            link.unlink(missing_ok=True)
-            link.symlink_to(installed)
+        link.unlink(missing_ok=True)
+        link.symlink_to(installed)
         found[version] = str(installed)
     if folder.is_dir() and str(folder) not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = str(folder) + os.pathsep + os.environ.get("PATH", "")

@@ -147,7 +147,7 @@ def test_every_wrong_transition_names_the_state_and_the_allowed_actions(classifi
 @pytest.mark.parametrize("change, error, message", [
     (lambda a, k: ((a[0],), k), TypeError, "missing a required argument: 'pair'; the program takes x, pair, steps, scale"),
     (lambda a, k: (a + (1,), k), TypeError, "the program takes at most 3 positional arguments \\(x, pair, steps\\), 4 were given"),
-    (lambda a, k: (a, {}), TypeError, "missing a required argument: 'scale'"),
+    (lambda a, k: (a, {}), TypeError, "missing a required (keyword-only )?argument: 'scale'"),
     (lambda a, k: (a, {**k, "bias": 1}), TypeError, "unexpected keyword argument 'bias'; the program takes x, pair, steps, scale"),
     (lambda a, k: (a, {**k, "x": a[0]}), TypeError, "multiple values for argument 'x'"),
     (lambda a, k: ((a[0].double(),) + a[1:], k), ValueError,

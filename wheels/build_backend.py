@@ -2,11 +2,14 @@
 
 Every hook is scikit-build-core's. The wheel hooks first find the executorch
 to compile against (executorch_location.py) and hand its folder and version to
-CMake (EXECUTORCH_PACKAGE_DIR, EXOV_EXECUTORCH_VERSION in CMakeLists.txt);
-when no environment has one, `executorch` is added to the build requirements.
+CMake (EXECUTORCH_PACKAGE_DIR, EXOV_EXECUTORCH_VERSION in CMakeLists.txt); the
+metadata provider pins the same one. When no environment has one,
+``executorch==<tested>`` is added to the build requirements.
 """
 
 from __future__ import annotations
+
+import sys
 
 from scikit_build_core import build as _scikit_build
 
@@ -15,26 +18,35 @@ import executorch_location
 build_sdist = _scikit_build.build_sdist
 get_requires_for_build_sdist = _scikit_build.get_requires_for_build_sdist
 
+_FOLDER = "cmake.define.EXECUTORCH_PACKAGE_DIR"
+_VERSION = "cmake.define.EXOV_EXECUTORCH_VERSION"
+
 
 def _with_executorch(config_settings: dict | None) -> dict:
-    location = executorch_location.find()
     settings = dict(config_settings or {})
-    if location is not None:  # a value the caller set explicitly wins
-        settings.setdefault("cmake.define.EXECUTORCH_PACKAGE_DIR", location.package_dir)
-        settings.setdefault("cmake.define.EXOV_EXECUTORCH_VERSION", location.version)
+    if settings.get(_FOLDER):
+        location = executorch_location.use_folder(str(settings[_FOLDER]))
+    else:
+        location = executorch_location.find()
+    if location is not None:
+        settings[_FOLDER], settings[_VERSION] = location.package_dir, location.version
+        print(f"executorch-openvino: building against executorch {location.version} from the "
+              f"{location.found_in} ({location.package_dir})", file=sys.stderr)
     return settings
 
 
-def _requirements(requires: list[str]) -> list[str]:
-    return requires if executorch_location.find() is not None else [*requires, "executorch"]
+def _requirements(requires: list[str], config_settings: dict | None) -> list[str]:
+    if (config_settings or {}).get(_FOLDER) or executorch_location.find() is not None:
+        return requires
+    return [*requires, f"executorch=={executorch_location.TESTED}"]
 
 
 def get_requires_for_build_wheel(config_settings=None):
-    return _requirements(_scikit_build.get_requires_for_build_wheel(config_settings))
+    return _requirements(_scikit_build.get_requires_for_build_wheel(config_settings), config_settings)
 
 
 def get_requires_for_build_editable(config_settings=None):
-    return _requirements(_scikit_build.get_requires_for_build_editable(config_settings))
+    return _requirements(_scikit_build.get_requires_for_build_editable(config_settings), config_settings)
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):

@@ -94,8 +94,10 @@ class Worker:
             left = deadline - time.monotonic()
             if left <= 0:
                 return "timeout"
-            ready, _, _ = select.select([self._fd], [], [], left)
-            if not ready:
+            # poll, not select: select refuses descriptors past 1023, which a long test run reaches.
+            poller = select.poll()
+            poller.register(self._fd, select.POLLIN)
+            if not poller.poll(left * 1000):
                 continue
             chunk = os.read(self._fd, 65536)
             if not chunk:

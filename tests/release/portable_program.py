@@ -87,7 +87,7 @@ def check(folder: Path) -> dict:
     model, _ = _model_and_inputs()
     with torch.no_grad():
         eager_here = [t.numpy() for t in model(*inputs)]
-    problems = []
+    problems = [] if len(outputs) == len(eager_here) else [f"{len(outputs)} outputs, eager gives {len(eager_here)}"]
     for i, got in enumerate(outputs):
         for which, expected in (("lowering interpreter's eager", np.load(folder / f"eager{i}.npy")),
                                 ("this interpreter's eager", eager_here[i])):
