@@ -152,3 +152,17 @@ def test_build_information_is_recorded_in_the_wheel(wheel):
     assert recorded["openvino_source"] == os.environ.get("EXOV_BUILT_WITH_OPENVINO_SOURCE", "pip")
     assert re.fullmatch(r"20\d\d\.\d+\.\d+", recorded["openvino_version"]), recorded
     assert recorded["openvino_version"] in TESTED_OPENVINO
+
+
+def test_licenses_of_what_is_linked_in_ship_with_the_wheel(wheel):
+    # Ours (Apache-2.0) and the notices of what _native links statically: nanobind (BSD-3-Clause)
+    # and its robin-map (MIT).
+    members = _members(wheel)
+    licenses = {n.split(".dist-info/licenses/", 1)[1]: data for n, data in members.items()
+                if ".dist-info/licenses/" in n and not n.endswith("/")}
+    assert set(licenses) == {"LICENSE", "nanobind/LICENSE", "robin-map/LICENSE"}, sorted(licenses)
+    assert b"Apache License" in licenses["LICENSE"] and b"Version 2.0" in licenses["LICENSE"]
+    assert b"Wenzel Jakob" in licenses["nanobind/LICENSE"] and b"Redistribution and use" in licenses["nanobind/LICENSE"]
+    assert licenses["robin-map/LICENSE"].startswith(b"MIT License") and b"Permission is hereby granted" in licenses["robin-map/LICENSE"]
+    metadata = next(data for n, data in members.items() if n.endswith(".dist-info/METADATA")).decode()
+    assert "License-Expression: Apache-2.0" in metadata and "License-File: LICENSE" in metadata
