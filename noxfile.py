@@ -281,7 +281,7 @@ def install_tree(session: nox.Session) -> None:
     install_tree_steps.replay(session, python, {**tree_env, "EXOV_RECORD_DIR": str(recorded)})
 
 
-# Windows, from Linux: mingw-w64 cross-compiles, wine runs (DESIGN.md: the executorch
+# Windows, from Linux: mingw-w64 cross-compiles, wine runs (docs/design.md: the executorch
 # Windows wheel has no runtime to link, so the loader and the repair are what is checked).
 WINDOWS_DIR = BUILD / "windows"
 WINDOWS_PACKAGES = ["g++-mingw-w64-x86-64-posix", "wine64"]  # Debian's

@@ -42,7 +42,7 @@ bool parse_compile_specs(
     }
   }
   // On CPU OpenVINO would compute in bf16 (x86 with AMX/avx512_bf16) or f16
-  // (ARM) by default; measured 0.099 max abs error on MiniLM (DESIGN.md). The
+  // (ARM) by default; measured 0.099 max abs error on MiniLM (docs/design.md). The
   // delegate promises float32 results unless asked otherwise.
   if (may_run_on_cpu(options.device) &&
       (!precision_given || options.inference_precision.empty())) {

@@ -9,7 +9,7 @@
 namespace executorch_openvino {
 
 // The backend id this delegate registers under. It differs from the
-// "OpenvinoBackend" that the executorch wheel registers itself (DESIGN.md), so
+// "OpenvinoBackend" that the executorch wheel registers itself (docs/design.md), so
 // both live in one process and a .pte names the delegate that made it.
 constexpr const char* kBackendId = "ExecutorchOpenvinoBackend";
 

@@ -19,7 +19,7 @@
 // loads another OpenVINO. Places 3-5 that are present but not reached are
 // reported, so which OpenVINO was chosen when several exist is never a guess.
 //
-// File names and folders, per platform (DESIGN.md: the openvino 2025.4.1 and
+// File names and folders, per platform (docs/design.md: the openvino 2025.4.1 and
 // 2026.4.1 wheels and release archives):
 //   Linux    libopenvino_c.so[.<version>]   pip: openvino/libs
 //            tree: runtime/lib/intel64 or runtime/lib/aarch64     conda: lib

@@ -137,7 +137,7 @@ struct Partition {
   std::vector<PortInfo> inputs;
   std::vector<PortInfo> outputs;
   // OpenVINO may keep reading constants from the weights it was given for as
-  // long as the compiled model lives (DESIGN.md: a delegate that freed them
+  // long as the compiled model lives (docs/design.md: a delegate that freed them
   // crashed with 2026.4), so the partition owns its own aligned copy.
   void* weights = nullptr;
   std::mutex mutex;  // one infer request: one execute at a time

@@ -1,6 +1,6 @@
 // Finds, loads and holds the OpenVINO C library (libopenvino_c) at run time.
 //
-// The delegate never links OpenVINO (see DESIGN.md: "the delegate never links
+// The delegate never links OpenVINO (see docs/design.md: "the delegate never links
 // OpenVINO"). The library is opened the first time a model is initialised, from
 // the places and in the order library_search.h documents. A failed load is not
 // cached: the next call tries again.

@@ -1,6 +1,6 @@
 """Windows, from Linux: mingw-w64 cross-compiles, wine runs.
 
-The executorch Windows wheel has no runtime to link (DESIGN.md), so what the
+The executorch Windows wheel has no runtime to link (docs/design.md), so what the
 `windows_loader` and `windows_repair` sessions check is the delegate's loader
 against the win_amd64 openvino wheel's real DLLs, and a delvewheel repair.
 Every output lands in the `folder` the noxfile names (build/windows/).

@@ -2,7 +2,7 @@
 
 The platform is a parameter of the search, so the Linux, Windows and macOS
 layouts of the pip package, an install tree and a conda environment are all
-checked here with empty files of the right names (layouts from DESIGN.md).
+checked here with empty files of the right names (layouts from docs/design.md).
 Nothing is loaded.
 """
 

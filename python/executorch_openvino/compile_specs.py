@@ -14,7 +14,7 @@ Keys (bytes values, UTF-8):
     ``CPU``) the default is ``f32``: OpenVINO itself
     would compute in bf16 on x86 CPUs with bf16 units and in f16 on ARM, which
     gave a max abs error of 0.099 on MiniLM against 1.2e-5 in f32 (measured with
-    OpenVINO 2026.4.1, DESIGN.md). The native runtime applies the same rule.
+    OpenVINO 2026.4.1, docs/design.md). The native runtime applies the same rule.
 
 ``performance_hint``
     OpenVINO's ``PERFORMANCE_HINT``: ``"LATENCY"`` (one inference at a time as

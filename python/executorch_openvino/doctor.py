@@ -16,7 +16,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 
-# executorch 1.5.1 registers its own OpenVINO delegate under this id (DESIGN.md).
+# executorch 1.5.1 registers its own OpenVINO delegate under this id (docs/design.md).
 EXECUTORCH_OWN_OPENVINO_BACKEND = "OpenvinoBackend"
 
 

@@ -228,7 +228,7 @@ def environment_for(python: str) -> dict:
 class BundledOpenvino(Engine):
     """executorch's own ``OpenvinoBackend``, driven in its own environment through ``bundled_worker.py``.
 
-    Its Python side needs ``nncf`` and it works with OpenVINO 2025.4.1 (DESIGN.md),
+    Its Python side needs ``nncf`` and it works with OpenVINO 2025.4.1 (docs/design.md),
     so it cannot share the main environment. Calls are timed in the worker.
     """
 

@@ -2,7 +2,7 @@
 
     python install_tree.py TREE           # from the openvino package importable here
 
-The archive layout (DESIGN.md): ``runtime/include``, ``runtime/lib/intel64``,
+The archive layout (docs/design.md): ``runtime/include``, ``runtime/lib/intel64``,
 ``runtime/cmake`` and a ``setupvars.sh`` that sets ``INTEL_OPENVINO_DIR``,
 ``OpenVINO_DIR`` and ``LD_LIBRARY_PATH`` as the release's own script does. The
 CMake package files are the pip package's, with their paths moved to the new
