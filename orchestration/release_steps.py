@@ -1,0 +1,99 @@
+"""What `nox -s release` and the wheel sessions do besides building: downloads, venvs, the report."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import nox
+
+
+def cpython_tag(python: str) -> str:
+    return "cp" + python.replace(".", "")  # "3.12" -> "cp312"
+
+
+def executorch_wheels(session: nox.Session, folder: Path, requirement: str, pythons: list[str]) -> dict[str, Path]:
+    """executorch's manylinux_2_28 wheel of `requirement` for each of `pythons` (downloaded once, no dependencies)."""
+    version = requirement.split("==")[1]
+    found = {}
+    for python in pythons:
+        tag = cpython_tag(python)
+        pattern = f"executorch-{version}-{tag}-{tag}-manylinux_2_28_x86_64.whl"
+        if not list(folder.glob(pattern)):
+            session.run("python", "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+                        "--python-version", python, "--platform", "manylinux_2_28_x86_64", "-d", str(folder),
+                        requirement)
+        found[python] = next(folder.glob(pattern))
+    return found
+
+
+def venv(session: nox.Session, python: str, folder: Path, found: dict[str, str]) -> str:
+    """A fresh venv of CPython `python` in `folder`; returns its interpreter.
+
+    found: interpreters.expose's answer, for the error when there is no such CPython.
+    """
+    shutil.rmtree(folder, ignore_errors=True)
+    interpreter = shutil.which(f"python{python}") or session.error(f"no python{python}: {found.get(python)}")
+    session.run(interpreter, "-m", "venv", str(folder), external=True)
+    return str(folder / "bin" / "python")
+
+
+def install_torch(session: nox.Session, interpreter: str, python: str, requirement: str, wheelhouse: Path, *,
+                  local_build: bool) -> dict:
+    """`requirement` (torch==X) into `interpreter`'s venv (CPython `python`); returns what it cost.
+
+    local_build: the machine's own CPU build (pip's configuration finds it). Otherwise the package
+    index's build (CUDA, several GB) through `wheelhouse`, downloaded there once.
+    """
+    pip = [interpreter, "-m", "pip"]
+    if local_build:
+        session.run(*pip, "install", "-q", requirement, external=True)
+        return {"torch": "this machine's CPU build"}
+    tag = cpython_tag(python)
+    cost = {"torch": "package index (CUDA build), cached in build/release/wheelhouse"}
+    if not list(wheelhouse.glob(f"torch-{requirement.split('==')[1]}-{tag}-{tag}-*.whl")):
+        started = time.perf_counter()
+        session.run(*pip, "download", "-q", "-d", str(wheelhouse), requirement, external=True)
+        cost["download_s"] = round(time.perf_counter() - started, 1)
+    session.run(*pip, "install", "-q", "--no-index", "--find-links", str(wheelhouse), requirement, external=True)
+    return cost
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def git_commit(root: Path) -> str:
+    """The checkout's commit, with "+changes" when the working tree differs from it."""
+    def git(*args):
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True).stdout.strip()
+    commit = git("rev-parse", "HEAD") or "unknown (not a git checkout)"
+    return commit + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+def table(report: dict) -> str:
+    """The release report (report.json's content) as Markdown."""
+    lines = [f"Release check of {report['commit']} on {report['cpu']}", "",
+             "| artifact | MB | build s | repair s |", "|---|---|---|---|"]
+    built = {w["wheel"]: w for w in report["wheels"].values()}
+    for a in report["artifacts"]:
+        w = built.get(a["file"], {})
+        lines.append(f"| {a['file']} | {a['bytes'] / 1e6:.2f} | {w.get('build_s', '')} | {w.get('repair_s', '')} |")
+    lines += ["", "| Python | installed by name | registered | outputs | equal to eager | venv GB | s | torch |",
+              "|---|---|---|---|---|---|---|---|"]
+    for r in report["installs"]:
+        downloaded = f", downloaded in {r['download_s']} s" if "download_s" in r else ""
+        lines.append(f"| {r['python']} | {', '.join(r['installed'])} | {r['registered']} | {', '.join(r['outputs'])} | "
+                     f"{'yes' if not r['problems'] else '; '.join(r['problems'])} | {r['venv_bytes'] / 1e9:.1f} | "
+                     f"{r['seconds']} | {r['torch']}{downloaded} |")
+    lines += ["", f"Download cache (build/release/wheelhouse): {report['wheelhouse_bytes'] / 1e9:.1f} GB"]
+    return "\n".join(lines) + "\n"
