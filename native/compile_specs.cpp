@@ -39,6 +39,8 @@ bool parse_compile_specs(
         return false;
       }
       options.performance_hint = value;
+    } else if (std::strcmp(spec.key, "program_state") == 0) {
+      options.program_state = value;  // any value but "none" means state (or unknown)
     }
   }
   // On CPU OpenVINO would compute in bf16 (x86 with AMX/avx512_bf16) or f16

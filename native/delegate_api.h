@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace executorch_openvino {
 
@@ -35,6 +36,11 @@ void record_error(const std::string& message);
 void report_warning(const std::string& message);
 std::string last_error();
 void clear_last_error();
+// The last error reported on the calling thread (report_error and
+// record_error keep both): a caller's own failure, whatever other threads
+// report meanwhile.
+std::string thread_last_error();
+void clear_thread_last_error();
 
 // What the most recent successful init compiled: the device, the precision
 // hint the delegate asked for ("" for none), the one the compiled model
@@ -54,8 +60,25 @@ struct CompileReport {
   std::string performance_hint;
   std::string num_streams;
   std::string optimal_infer_requests;
+  // The init reused a compiled model this process already held for the same
+  // blob and options (shared_compiled_models.h): nothing was compiled or read
+  // from the cache, and the fields above are those of the init that compiled it.
+  bool shared = false;
 };
 CompileReport last_compile_report();
+
+// One successful init as start_init_capture records it: its compile report and
+// the partition's "program_state" compile spec ("" when the program was
+// lowered without it; see python/executorch_openvino/compile_specs.py).
+struct InitRecord {
+  CompileReport report;
+  std::string program_state;
+};
+// Records every successful init on the calling thread from now on (and drops
+// what an earlier capture left); finish_init_capture returns them, in order, and stops.
+// A program load is one thread's work, so this tells which inits were its own.
+void start_init_capture();
+std::vector<InitRecord> finish_init_capture();
 
 // Outputs OpenVINO wrote straight into ExecuTorch's buffers, and outputs the
 // delegate copied after inference (dynamic shapes), since the library loaded.
@@ -65,9 +88,34 @@ struct OutputCounters {
 };
 OutputCounters output_counters();
 
-// Compiled models the delegate holds now: one per initialised partition,
-// released by ExecuTorch's destroy() when its method is freed.
+// OpenVINO compiled models the delegate holds now: one per distinct blob and
+// compile options, shared by every handle of it, freed with the last handle.
 int live_compiled_models();
+// Handles (initialised partitions) alive now, each with its own infer request,
+// released by ExecuTorch's destroy() when its method is freed.
+int live_infer_requests();
+
+// Around each OpenVINO inference execute calls `release()` and, when that
+// returned non-null, `reacquire(token)` once the inference is done; nothing
+// else runs in between. The pybindings install them so that an opted-in
+// Python thread lets other threads run during inference (python_infer_hooks.h);
+// without hooks (a C++ application) nothing is released.
+struct InferHooks {
+  void* (*release)() = nullptr;
+  void (*reacquire)(void* token) = nullptr;
+};
+void set_infer_hooks(InferHooks hooks);
+
+// OpenVINO inferences running now in execute (counted from before `release`
+// to after `reacquire`), the most seen at once since reset_infer_peak(), and
+// all finished since the library loaded.
+struct InferCounters {
+  int in_flight = 0;
+  int peak = 0;
+  uint64_t finished = 0;
+};
+InferCounters infer_counters();
+void reset_infer_peak();
 
 // The OpenVINO C library this process loaded, and how many times one was
 // loaded (a Core created): 0 until OpenVINO is first needed (a delegated init,

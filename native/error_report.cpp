@@ -14,6 +14,8 @@ std::string& stored_error() {
   static std::string* s = new std::string();
   return *s;
 }
+// Concurrent calls of one program (OpenvinoMethod) each read their own failure.
+thread_local std::string thread_error;
 
 // Messages quote bytes from outside (blob contents, paths, device names). Two
 // consumers need them clean: Python's str (invalid UTF-8 raised inside
@@ -55,8 +57,10 @@ void log_lines(const std::string& message) {
 }  // namespace
 
 void record_error(const std::string& raw_message) {
+  std::string message = ascii_escaped(raw_message);
+  thread_error = message;
   std::lock_guard<std::mutex> lock(error_mutex());
-  stored_error() = ascii_escaped(raw_message);
+  stored_error() = std::move(message);
 }
 
 void report_error(const std::string& raw_message) {
@@ -76,5 +80,9 @@ std::string last_error() {
   std::lock_guard<std::mutex> lock(error_mutex());
   return stored_error();
 }
+
+std::string thread_last_error() { return thread_error; }
+
+void clear_thread_last_error() { thread_error.clear(); }
 
 }  // namespace executorch_openvino

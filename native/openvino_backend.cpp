@@ -1,19 +1,24 @@
 // ExecuTorch's BackendInterface implemented on the OpenVINO C API.
 //
 // init:    validate the compile specs and the processed blob, load OpenVINO,
-//          read the IR, compile it for the device, create one infer request.
+//          take the compiled model this process already holds for the same
+//          blob and options (shared_compiled_models.h) or read the IR and
+//          compile it for the device; create the handle's own infer request.
 // execute: bind ExecuTorch's input buffers to the request without copying;
 //          outputs with a static shape are written by OpenVINO straight into
 //          ExecuTorch's output buffers, others are copied after inference. A
 //          buffer bound on the previous call with the same address and shape
-//          is not bound again (ExecuTorch's planned buffers stay put).
+//          is not bound again (ExecuTorch's planned buffers stay put). The
+//          inference itself runs inside an InferScope (concurrent_calls.h).
 // options: "cache_dir" (a string) switches OpenVINO's model cache on, set
 //          for every later init through ExecuTorch's set_option, or for one
 //          load as a runtime spec.
 #include "compile_specs.h"
+#include "concurrent_calls.h"
 #include "delegate_api.h"
 #include "openvino_library.h"
 #include "processed_blob.h"
+#include "shared_compiled_models.h"
 
 #include <executorch/runtime/backend/interface.h>
 #include <executorch/runtime/core/exec_aten/util/dim_order_util.h>
@@ -128,18 +133,16 @@ struct BoundBuffer {
   }
 };
 
-// Everything one delegated partition needs at execute time.
 std::atomic<int> live_partitions{0};
 
+// Everything one delegated partition (one handle) needs at execute time. The
+// compiled model may be shared with other handles; the infer request and the
+// binding state are this handle's own.
 struct Partition {
-  ov_compiled_model_t* compiled = nullptr;
+  std::shared_ptr<SharedCompiledModel> model;
   ov_infer_request_t* request = nullptr;
   std::vector<PortInfo> inputs;
   std::vector<PortInfo> outputs;
-  // OpenVINO may keep reading constants from the weights it was given for as
-  // long as the compiled model lives (docs/design.md: a delegate that freed them
-  // crashed with 2026.4), so the partition owns its own aligned copy.
-  void* weights = nullptr;
   std::mutex mutex;  // one infer request: one execute at a time
   // Per port, sized at init (addresses stay valid): see BoundBuffer.
   std::vector<BoundBuffer> bound_inputs;
@@ -151,10 +154,8 @@ struct Partition {
   Partition& operator=(const Partition&) = delete;
   ~Partition() {
     live_partitions.fetch_sub(1);
-    const OpenVinoApi& api = OpenVinoLibrary::instance().api();
-    if (request) api.ov_infer_request_free(request);
-    if (compiled) api.ov_compiled_model_free(compiled);
-    std::free(weights);
+    // The request before the model it came from (`model` is released after this body).
+    if (request) OpenVinoLibrary::instance().api().ov_infer_request_free(request);
   }
 };
 
@@ -274,7 +275,33 @@ bool shape_fits(const PortInfo& port, const Sizes& dims) {
   return true;
 }
 
-void record_compile(const RuntimeOptions& options, ov_compiled_model_t* compiled, const std::string& cache_problem);
+// The latest successful init's report (last_compile_report).
+std::mutex report_mutex;
+CompileReport last_report;
+
+std::string compiled_property(ov_compiled_model_t* compiled, const char* key) {
+  const OpenVinoApi& api = OpenVinoLibrary::instance().api();
+  std::string text;
+  char* value = nullptr;
+  if (api.ov_compiled_model_get_property(compiled, key, &value) == OK && value) {
+    text = value;
+    api.ov_free(value);
+  }
+  return text;
+}
+
+CompileReport compile_report(const RuntimeOptions& options, ov_compiled_model_t* compiled,
+                             const std::string& cache_problem) {
+  std::string effective = compiled_property(compiled, "INFERENCE_PRECISION_HINT");
+  // A boolean property: "YES"/"NO" as text (2025.4.1 and 2026.4.1).
+  std::string cached = compiled_property(compiled, "LOADED_FROM_CACHE");
+  bool from_cache = cached == "YES" || cached == "true" || cached == "1";
+  CompileReport report{options.device, options.inference_precision, effective, from_cache, cache_problem,
+                       options.performance_hint, compiled_property(compiled, "PERFORMANCE_HINT"),
+                       compiled_property(compiled, "NUM_STREAMS"),
+                       compiled_property(compiled, "OPTIMAL_NUMBER_OF_INFER_REQUESTS")};
+  return report;
+}
 
 // OpenVINO's model cache directory for later inits ("" = no cache): the
 // backend option kCacheDirOption.
@@ -334,6 +361,80 @@ ov_status_e compile_model(const OpenVinoApi& api, ov_core_t* core, const ov_mode
     default: return GENERAL_ERROR;
   }
 }
+
+// Compiles `blob` with `options` into `*out` (OpenVINO reads the IR, then
+// compiles it, through the model cache when `cache_dir` is set). Reports
+// and returns the error otherwise.
+Error compile(const RuntimeOptions& options, const ParsedBlob& blob, const std::string& cache_dir,
+              std::shared_ptr<SharedCompiledModel>* out) {
+  OpenVinoLibrary& library = OpenVinoLibrary::instance();
+  const OpenVinoApi& api = library.api();
+  std::unique_ptr<void, decltype(&std::free)> weights(nullptr, &std::free);
+  ov_tensor_t* weights_tensor = nullptr;
+  if (blob.weights_size > 0) {
+    size_t padded = (blob.weights_size + 63) / 64 * 64;
+    weights.reset(std::aligned_alloc(64, padded));
+    if (!weights) {
+      report_error("init: could not allocate " + std::to_string(blob.weights_size) +
+                   " bytes for the model weights");
+      return Error::MemoryAllocationFailed;
+    }
+    std::memcpy(weights.get(), blob.weights, blob.weights_size);
+    std::vector<int64_t> dims{static_cast<int64_t>(blob.weights_size)};
+    if (api.ov_tensor_create_from_host_ptr(U8, shape_view(dims), weights.get(), &weights_tensor) != OK) {
+      report_error(ov_message("init: could not wrap the model weights in a tensor"));
+      return Error::Internal;
+    }
+  }
+  ov_model_t* model = nullptr;
+  ov_status_e status = api.ov_core_read_model_from_memory_buffer(
+      library.core(), blob.xml, blob.xml_size, weights_tensor, &model);
+  if (weights_tensor) api.ov_tensor_free(weights_tensor);
+  if (status != OK) {
+    // The checksum matched, so the IR is what lowering wrote: from another
+    // OpenVINO release (an operation set this one does not know), or written wrong.
+    std::string lowered_with = lowered_with_openvino(blob.xml, blob.xml_size);
+    std::string loaded = library.info().version;
+    auto release = [](const std::string& v) { return v.substr(0, v.find('-')); };  // "2026.4.1"
+    std::string advice =
+        lowered_with.empty()
+            ? " It may come from another OpenVINO release: lower the model again with this one"
+        : release(lowered_with) == release(loaded)
+            ? " The same OpenVINO release wrote it, so the IR itself is wrong: lower the model again"
+            : " Run it with OpenVINO " + release(lowered_with) + ", or lower the model again with this one";
+    report_error(ov_message(
+        "init: OpenVINO " + loaded + " could not read the model in the processed blob, which was lowered "
+        "with OpenVINO " + (lowered_with.empty() ? std::string("(not recorded)") : lowered_with) + "." +
+        advice));
+    return Error::InvalidProgram;
+  }
+  std::vector<std::pair<const char*, std::string>> properties;
+  if (!options.inference_precision.empty()) {
+    properties.emplace_back("INFERENCE_PRECISION_HINT", options.inference_precision);
+  }
+  if (!options.performance_hint.empty()) properties.emplace_back("PERFORMANCE_HINT", options.performance_hint);
+  std::string cache_problem;
+  if (!cache_dir.empty()) properties.emplace_back("CACHE_DIR", cache_entry_dir(cache_dir, options));
+  ov_compiled_model_t* compiled = nullptr;
+  status = compile_model(api, library.core(), model, options.device, properties, &compiled);
+  if (status != OK && !cache_dir.empty()) {
+    // The cache only saves time: an unusable folder must not stop the load.
+    cache_problem = ov_message("OpenVINO could not use the model cache folder '" + properties.back().second +
+                               "', so the model was compiled without it");
+    report_warning("init: " + cache_problem + ". Fix the folder or call set_cache_dir again.");
+    properties.pop_back();
+    status = compile_model(api, library.core(), model, options.device, properties, &compiled);
+  }
+  api.ov_model_free(model);
+  if (status != OK) {
+    report_error(ov_message("init: OpenVINO could not compile the model for device '" + options.device + "'"));
+    return Error::InvalidProgram;
+  }
+  CompileReport report = compile_report(options, compiled, cache_problem);
+  *out = std::make_shared<SharedCompiledModel>(options, blob, weights.release(), compiled, report);
+  return Error::Ok;
+}
+
 std::atomic<uint64_t> outputs_in_place{0};
 std::atomic<uint64_t> outputs_copied{0};
 
@@ -438,80 +539,27 @@ class OpenVinoBackend final : public BackendInterface {
       return Error::NotSupported;
     }
 
-    auto partition = std::make_unique<Partition>();
-    ov_tensor_t* weights_tensor = nullptr;
-    if (blob.weights_size > 0) {
-      size_t padded = (blob.weights_size + 63) / 64 * 64;
-      partition->weights = std::aligned_alloc(64, padded);
-      if (!partition->weights) {
-        report_error("init: could not allocate " + std::to_string(blob.weights_size) +
-                     " bytes for the model weights");
-        return Error::MemoryAllocationFailed;
-      }
-      std::memcpy(partition->weights, blob.weights, blob.weights_size);
-      std::vector<int64_t> dims{static_cast<int64_t>(blob.weights_size)};
-      if (api.ov_tensor_create_from_host_ptr(U8, shape_view(dims), partition->weights,
-                                             &weights_tensor) != OK) {
-        report_error(ov_message("init: could not wrap the model weights in a tensor"));
-        return Error::Internal;
-      }
-    }
-    ov_model_t* model = nullptr;
-    ov_status_e status = api.ov_core_read_model_from_memory_buffer(
-        library.core(), blob.xml, blob.xml_size, weights_tensor, &model);
-    if (weights_tensor) api.ov_tensor_free(weights_tensor);
-    if (status != OK) {
-      // The checksum matched, so the IR is what lowering wrote: from another
-      // OpenVINO release (an operation set this one does not know), or written wrong.
-      std::string lowered_with = lowered_with_openvino(blob.xml, blob.xml_size);
-      std::string loaded = library.info().version;
-      auto release = [](const std::string& v) { return v.substr(0, v.find('-')); };  // "2026.4.1"
-      std::string advice =
-          lowered_with.empty()
-              ? " It may come from another OpenVINO release: lower the model again with this one"
-          : release(lowered_with) == release(loaded)
-              ? " The same OpenVINO release wrote it, so the IR itself is wrong: lower the model again"
-              : " Run it with OpenVINO " + release(lowered_with) + ", or lower the model again with this one";
-      report_error(ov_message(
-          "init: OpenVINO " + loaded + " could not read the model in the processed blob, which was lowered "
-          "with OpenVINO " + (lowered_with.empty() ? std::string("(not recorded)") : lowered_with) + "." +
-          advice));
-      return Error::InvalidProgram;
-    }
-    std::vector<std::pair<const char*, std::string>> properties;
-    if (!options.inference_precision.empty()) {
-      properties.emplace_back("INFERENCE_PRECISION_HINT", options.inference_precision);
-    }
-    if (!options.performance_hint.empty()) properties.emplace_back("PERFORMANCE_HINT", options.performance_hint);
-    std::string cache_dir, cache_problem;
-    if (!cache_dir_for(context, &cache_dir, &error)) {
-      api.ov_model_free(model);
+    std::string cache_dir;
+    if (!cache_dir_for(context, &cache_dir, &error)) {  // checked even when nothing is compiled
       report_error("init: " + error);
       return Error::InvalidArgument;
     }
-    if (!cache_dir.empty()) properties.emplace_back("CACHE_DIR", cache_entry_dir(cache_dir, options));
-    status = compile_model(api, library.core(), model, options.device, properties, &partition->compiled);
-    if (status != OK && !cache_dir.empty()) {
-      // The cache only saves time: an unusable folder must not stop the load.
-      cache_problem = ov_message("OpenVINO could not use the model cache folder '" + properties.back().second +
-                                 "', so the model was compiled without it");
-      report_warning("init: " + cache_problem + ". Fix the folder or call set_cache_dir again.");
-      properties.pop_back();
-      status = compile_model(api, library.core(), model, options.device, properties, &partition->compiled);
+    std::shared_ptr<SharedCompiledModel> model = find_compiled_model(options, blob);
+    const bool shared = model != nullptr;
+    if (!shared) {
+      Error e = compile(options, blob, cache_dir, &model);
+      if (e != Error::Ok) return e;
+      model = publish_compiled_model(std::move(model));
     }
-    api.ov_model_free(model);
-    if (status != OK) {
-      report_error(ov_message("init: OpenVINO could not compile the model for device '" +
-                              options.device + "'"));
-      return Error::InvalidProgram;
-    }
+
+    auto partition = std::make_unique<Partition>();
+    partition->model = model;
+    ov_compiled_model_t* compiled = model->compiled();
     size_t n_in = 0, n_out = 0;
-    if (api.ov_compiled_model_inputs_size(partition->compiled, &n_in) != OK ||
-        api.ov_compiled_model_outputs_size(partition->compiled, &n_out) != OK ||
-        !read_ports(api, partition->compiled, n_in, api.ov_compiled_model_input_by_index,
-                    &partition->inputs, &error) ||
-        !read_ports(api, partition->compiled, n_out, api.ov_compiled_model_output_by_index,
-                    &partition->outputs, &error)) {
+    if (api.ov_compiled_model_inputs_size(compiled, &n_in) != OK ||
+        api.ov_compiled_model_outputs_size(compiled, &n_out) != OK ||
+        !read_ports(api, compiled, n_in, api.ov_compiled_model_input_by_index, &partition->inputs, &error) ||
+        !read_ports(api, compiled, n_out, api.ov_compiled_model_output_by_index, &partition->outputs, &error)) {
       report_error("init: " + (error.empty() ? ov_message("could not query the compiled model") : error));
       return Error::Internal;
     }
@@ -523,12 +571,18 @@ class OpenVinoBackend final : public BackendInterface {
     partition->bound_inputs.resize(n_in);
     partition->bound_outputs.resize(n_out);
     partition->copy_after.resize(n_out);
-    if (api.ov_compiled_model_create_infer_request(partition->compiled, &partition->request) != OK) {
+    if (api.ov_compiled_model_create_infer_request(compiled, &partition->request) != OK) {
       report_error(ov_message("init: could not create an infer request"));
       return Error::MemoryAllocationFailed;
     }
-    record_compile(options, partition->compiled, cache_problem);
-    // The partition owns a copy of everything it needs.
+    CompileReport report = model->report();
+    report.shared = shared;
+    record_init(report, options.program_state);
+    {
+      std::lock_guard<std::mutex> lock(report_mutex);
+      last_report = report;
+    }
+    // The shared model owns a copy of everything it needs.
     processed->Free();
     return static_cast<DelegateHandle*>(partition.release());
   }
@@ -558,7 +612,12 @@ class OpenVinoBackend final : public BackendInterface {
       Error e = bind_output(*partition, i, *args[n_in + i]);
       if (e != Error::Ok) return e;
     }
-    if (api.ov_infer_request_infer(partition->request) != OK) {
+    ov_status_e status;
+    {
+      InferScope scope;  // other Python threads may run here: nothing else in this scope
+      status = api.ov_infer_request_infer(partition->request);
+    }
+    if (status != OK) {
       report_error(ov_message("execute: OpenVINO inference failed"));
       return Error::Internal;
     }
@@ -771,33 +830,6 @@ class OpenVinoBackend final : public BackendInterface {
   }
 };
 
-std::mutex report_mutex;
-CompileReport report;
-
-std::string compiled_property(ov_compiled_model_t* compiled, const char* key) {
-  const OpenVinoApi& api = OpenVinoLibrary::instance().api();
-  std::string text;
-  char* value = nullptr;
-  if (api.ov_compiled_model_get_property(compiled, key, &value) == OK && value) {
-    text = value;
-    api.ov_free(value);
-  }
-  return text;
-}
-
-void record_compile(const RuntimeOptions& options, ov_compiled_model_t* compiled, const std::string& cache_problem) {
-  std::string effective = compiled_property(compiled, "INFERENCE_PRECISION_HINT");
-  // A boolean property: "YES"/"NO" as text (2025.4.1 and 2026.4.1).
-  std::string cached = compiled_property(compiled, "LOADED_FROM_CACHE");
-  bool from_cache = cached == "YES" || cached == "true" || cached == "1";
-  CompileReport latest{options.device, options.inference_precision, effective, from_cache, cache_problem,
-                       options.performance_hint, compiled_property(compiled, "PERFORMANCE_HINT"),
-                       compiled_property(compiled, "NUM_STREAMS"),
-                       compiled_property(compiled, "OPTIMAL_NUMBER_OF_INFER_REQUESTS")};
-  std::lock_guard<std::mutex> lock(report_mutex);
-  report = latest;
-}
-
 OpenVinoBackend& backend_instance() {
   static OpenVinoBackend* backend = new OpenVinoBackend();
   return *backend;
@@ -814,7 +846,9 @@ OutputCounters output_counters() {
   return {outputs_in_place.load(), outputs_copied.load()};
 }
 
-int live_compiled_models() { return live_partitions.load(); }
+int live_compiled_models() { return shared_compiled_models_alive(); }
+
+int live_infer_requests() { return live_partitions.load(); }
 
 OpenVinoLoad openvino_load() {
   LoadedLibraryInfo info = OpenVinoLibrary::instance().info();
@@ -823,7 +857,7 @@ OpenVinoLoad openvino_load() {
 
 CompileReport last_compile_report() {
   std::lock_guard<std::mutex> lock(report_mutex);
-  return report;
+  return last_report;
 }
 
 }  // namespace executorch_openvino

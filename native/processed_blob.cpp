@@ -91,6 +91,7 @@ bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::s
   out->xml_size = static_cast<size_t>(xml_size);
   out->weights = bytes + bin_offset;
   out->weights_size = static_cast<size_t>(bin_size);
+  out->checksum = stored;
   return true;
 }
 

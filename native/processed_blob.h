@@ -39,6 +39,7 @@ struct ParsedBlob {
   size_t xml_size = 0;
   const uint8_t* weights = nullptr;
   size_t weights_size = 0;
+  uint32_t checksum = 0;  // the header's CRC-32, checked against the bytes
 };
 
 // Checks every field, then the checksum, before use. Returns false with

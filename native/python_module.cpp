@@ -3,6 +3,7 @@
 // registered and which OpenVINO was loaded from where.
 #include "delegate_api.h"
 #include "openvino_library.h"
+#include "python_infer_hooks.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
@@ -33,6 +34,21 @@ nb::dict plan_as_dict(const executorch_openvino::SearchPlan& plan) {
   return result;
 }
 
+nb::dict report_as_dict(const executorch_openvino::CompileReport& r) {
+  nb::dict d;
+  d["device"] = r.device;
+  d["requested_precision"] = r.requested_precision;
+  d["effective_precision"] = r.effective_precision;
+  d["loaded_from_cache"] = r.loaded_from_cache;
+  d["cache_problem"] = r.cache_problem;
+  d["requested_performance_hint"] = r.requested_performance_hint;
+  d["performance_hint"] = r.performance_hint;
+  d["num_streams"] = r.num_streams;
+  d["optimal_infer_requests"] = r.optimal_infer_requests;
+  d["shared"] = r.shared;
+  return d;
+}
+
 [[noreturn]] void raise_reported(const std::string& error) {
   executorch_openvino::report_error(error);
   throw std::runtime_error(executorch_openvino::last_error());  // ASCII-escaped
@@ -42,6 +58,7 @@ nb::dict plan_as_dict(const executorch_openvino::SearchPlan& plan) {
 NB_MODULE(_native, m) {
   m.doc() = "Native half of executorch_openvino: registration and OpenVINO library state.";
   m.attr("BACKEND_ID") = executorch_openvino::kBackendId;
+  executorch_openvino::install_python_infer_hooks();
 
   m.def("registration_error_code", [] {
     return static_cast<int>(executorch_openvino::registration_status());
@@ -112,23 +129,41 @@ NB_MODULE(_native, m) {
     return devices;
   });
 
-  m.def("last_compile_report", [] {
-    auto r = executorch_openvino::last_compile_report();
-    nb::dict d;
-    d["device"] = r.device;
-    d["requested_precision"] = r.requested_precision;
-    d["effective_precision"] = r.effective_precision;
-    d["loaded_from_cache"] = r.loaded_from_cache;
-    d["cache_problem"] = r.cache_problem;
-    d["requested_performance_hint"] = r.requested_performance_hint;
-    d["performance_hint"] = r.performance_hint;
-    d["num_streams"] = r.num_streams;
-    d["optimal_infer_requests"] = r.optimal_infer_requests;
-    return d;
-  }, "What the most recent successful delegate init compiled (empty strings before any).");
+  m.def("last_compile_report", [] { return report_as_dict(executorch_openvino::last_compile_report()); },
+        "What the most recent successful delegate init compiled (empty strings before any).");
+
+  m.def("start_init_capture", &executorch_openvino::start_init_capture,
+        "Records every successful delegate init on this thread until finish_init_capture().");
+  m.def("finish_init_capture", [] {
+    nb::list records;
+    for (const auto& record : executorch_openvino::finish_init_capture()) {
+      nb::dict d = report_as_dict(record.report);
+      d["program_state"] = record.program_state;
+      records.append(d);
+    }
+    return records;
+  }, "The inits recorded on this thread since start_init_capture(), in order: last_compile_report()'s "
+     "keys and the partition's 'program_state' compile spec ('' when absent); stops recording.");
 
   m.def("live_compiled_models", &executorch_openvino::live_compiled_models,
-        "OpenVINO compiled models the delegate holds now (one per loaded partition).");
+        "OpenVINO compiled models the delegate holds now: one per distinct partition and compile options, "
+        "shared by every loaded copy of it.");
+  m.def("live_infer_requests", &executorch_openvino::live_infer_requests,
+        "Initialised partitions (handles) alive now, each with its own OpenVINO infer request.");
+  m.def("infer_counters", [] {
+    auto c = executorch_openvino::infer_counters();
+    nb::dict d;
+    d["in_flight"] = c.in_flight;
+    d["peak"] = c.peak;
+    d["finished"] = c.finished;
+    return d;
+  }, "OpenVINO inferences running now, the most at once since reset_infer_peak(), and all finished.");
+  m.def("reset_infer_peak", &executorch_openvino::reset_infer_peak);
+
+  m.def("begin_call", &executorch_openvino::begin_python_call,
+        "Opts this thread in until end_call(): each OpenVINO inference lets the interpreter go. Only for a "
+        "method no other thread runs meanwhile. False (nothing opted in) where that cannot be made safe.");
+  m.def("end_call", &executorch_openvino::end_python_call);
 
   m.def("output_counters", [] {
     auto c = executorch_openvino::output_counters();
@@ -172,4 +207,7 @@ NB_MODULE(_native, m) {
   m.def("last_error", &executorch_openvino::last_error,
         "The delegate's last error message, or '' when none occurred since the last clear.");
   m.def("clear_last_error", &executorch_openvino::clear_last_error);
+  m.def("thread_last_error", &executorch_openvino::thread_last_error,
+        "The delegate's last error message on this thread, or '' when none since the last clear.");
+  m.def("clear_thread_last_error", &executorch_openvino::clear_thread_last_error);
 }

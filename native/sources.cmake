@@ -10,13 +10,16 @@ set(EXOV_LOADER_SOURCES dynamic_library.cpp file_system.cpp library_search.cpp o
 set(EXOV_BLOB_SOURCES processed_blob.cpp)
 # The delegate library: ExecuTorch's BackendInterface around OpenVINO.
 set(EXOV_BACKEND_SOURCES ${EXOV_LOADER_SOURCES} ${EXOV_BLOB_SOURCES}
-    compile_specs.cpp error_report.cpp openvino_backend.cpp)
+    compile_specs.cpp concurrent_calls.cpp error_report.cpp openvino_backend.cpp shared_compiled_models.cpp)
 list(SORT EXOV_BACKEND_SOURCES)
+# The Python extension _native (linked to the delegate library).
+set(EXOV_PYTHON_SOURCES python_infer_hooks.cpp python_module.cpp)
 # The runner's .npy reader and writer.
 set(EXOV_NPY_SOURCES npy_file.cpp)
 # The command-line runner, besides the delegate library.
 set(EXOV_RUNNER_SOURCES runner.cpp ${EXOV_NPY_SOURCES})
 
-foreach(list EXOV_LOADER_SOURCES EXOV_BLOB_SOURCES EXOV_BACKEND_SOURCES EXOV_NPY_SOURCES EXOV_RUNNER_SOURCES)
+foreach(list EXOV_LOADER_SOURCES EXOV_BLOB_SOURCES EXOV_BACKEND_SOURCES EXOV_PYTHON_SOURCES EXOV_NPY_SOURCES
+         EXOV_RUNNER_SOURCES)
   list(TRANSFORM ${list} PREPEND "${CMAKE_CURRENT_LIST_DIR}/")
 endforeach()

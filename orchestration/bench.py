@@ -51,3 +51,13 @@ def packaging_figures(session: nox.Session, wheel: Path, build: Callable[[Path, 
         os.utime(touch, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
     return {"repaired_wheel": wheel.name, "repaired_wheel_bytes": wheel.stat().st_size,
             "cold_build_s": cold, "warm_build_s": warm, "warm_build_touched": touch.name}
+
+
+def publish(out: Path, results: Path, kept_ops: Path, commit: str) -> None:
+    """Writes `out` (docs/benchmarks.md) from the session's own tables, so that no figure is typed by hand:
+    bench.py's results.md and kept_ops.py's table."""
+    parts = [f"# Benchmarks\n\nWritten by `nox -s bench` at commit {commit}; every figure below is that "
+             "run's output (`build/bench/results.md`, `kept_ops.md`). README.md, \"Benchmarks\", says what the "
+             "engines and models are.\n", "## Latency, load time, memory, packaging\n", results.read_text(),
+             "## Operations kept whole (`tests/benchmarks/kept_ops.py`)\n", kept_ops.read_text()]
+    out.write_text("\n".join(p.rstrip() + "\n" for p in parts))

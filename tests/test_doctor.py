@@ -29,7 +29,8 @@ def test_working_environment(tmp_path, pip_openvino_c_library):
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
     ok, checks = _checks(proc)
     assert ok and all(c["ok"] for c in checks.values())
-    assert list(checks) == ["executorch-openvino", "versions", "registration", "OpenVINO C library", "devices"]
+    assert list(checks) == ["executorch-openvino", "versions", "runtime", "registration", "OpenVINO C library",
+                            "devices"]
     assert f"built against executorch {version('executorch')}" in checks["executorch-openvino"]["detail"][1]
     assert "ExecutorchOpenvinoBackend: registered" in checks["registration"]["detail"]
     assert f"loaded {pip_openvino_c_library}" in checks["OpenVINO C library"]["detail"]
@@ -42,6 +43,8 @@ def test_text_report_says_it_can_run(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines()[-1] == "the delegate can run here"
     assert "[ok] OpenVINO C library" in proc.stdout
+    # Other libraries' known noise (torchao's CUDA kernels, torch's pytree notice) is hidden (quiet.py).
+    assert "Failed to load" not in proc.stderr and "Enum subclass" not in proc.stderr, proc.stderr
 
 
 def test_missing_openvino_library_fails_with_the_places_tried_and_the_fix(tmp_path):
@@ -86,6 +89,22 @@ def test_other_executorch_version_fails_with_the_pip_command(tmp_path):
     plain = subprocess.run([sys.executable, "-c", "import executorch_openvino"], env={**os.environ, **env},
                            cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert plain.returncode == 1 and "executorch 0.9.0 is installed" in plain.stderr
+
+
+def test_a_missing_torch_fails_with_the_pip_command(tmp_path):
+    """executorch 1.5.1 does not require torch, yet its runtime cannot import without it."""
+    hidden = tmp_path / "no-torch"
+    hidden.mkdir()
+    (hidden / "torch.py").write_text("raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n")
+    env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(hidden), os.environ.get("PYTHONPATH")]))}
+    proc = _doctor(tmp_path, "doctor", "--json", env_updates=env)
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-2000:]
+    ok, checks = _checks(proc)
+    assert not ok and not checks["runtime"]["ok"]
+    assert "No module named 'torch'" in checks["runtime"]["detail"][0]
+    assert checks["runtime"]["fix"].startswith("install torch: pip install 'torch"), checks["runtime"]["fix"]
+    text = _doctor(tmp_path, "doctor", env_updates=env)
+    assert "[FAIL] runtime" in text.stdout and "the delegate cannot run here" in text.stdout
 
 
 def test_unreadable_build_information_is_a_failed_check(tmp_path):

@@ -38,6 +38,13 @@ OPS = {
     "max_pool1d": lambda x: F.max_pool1d(x.unsqueeze(0), 2),
     "max_pool2d_padded": lambda x: F.max_pool2d(x.reshape(1, 1, 5, 6), 3, stride=2, padding=1),
     "max_pool3d": lambda x: F.max_pool3d(x.reshape(1, 1, 5, 2, 3), 2, ceil_mode=True),
+    # A pool after a clamp from below takes the cheaper rewrite (no -inf windows to look for).
+    "relu_max_pool2d": lambda x: F.max_pool2d(torch.relu(x.reshape(1, 1, 5, 6)), 2, ceil_mode=True),
+    "clamp_max_pool2d": lambda x: F.max_pool2d(torch.clamp(x.reshape(1, 1, 5, 6), min=-1.0), 2, ceil_mode=True),
+    "sigmoid_max_pool2d": lambda x: F.max_pool2d(torch.sigmoid(x.reshape(1, 1, 5, 6)), 3, stride=1, padding=1),
+    "clamp_above_max_pool2d": lambda x: F.max_pool2d(torch.clamp(x.reshape(1, 1, 5, 6), max=1.0), 2),
+    # min finite but max -inf: every value is -inf (found by a tester: the shortcut gave -3.4e38)
+    "clamp_to_minus_inf_max_pool2d": lambda x: F.max_pool2d(torch.clamp(x.reshape(1, 1, 5, 6), 0.0, -INF), 2),
     "softmax": lambda x: torch.softmax(x, dim=1),
     "softmax_dim0": lambda x: torch.softmax(x, dim=0),
     "log_softmax": lambda x: torch.log_softmax(x, dim=-1),

@@ -161,3 +161,24 @@ def test_a_cumsum_of_constants_that_cannot_be_evaluated_is_named_and_left_in_pla
         folded = fold_constant_integer_cumsums(program)
     assert folded == ["cumsum_1"]  # the other one is still folded
     assert [n.name for n in program.graph.nodes if n.target == torch.ops.aten.cumsum.default] == ["cumsum"]
+
+
+class CumsumThenChange(torch.nn.Module):
+    """A cumsum of a buffer that forward then changes in place: not a constant (found by a breaker helper)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("n", torch.zeros(3, dtype=torch.int64))
+
+    def forward(self, x):
+        result = self.n.cumsum(0) + x
+        self.n.add_(1)
+        return result
+
+
+def test_a_cumsum_of_a_buffer_changed_later_is_computed_on_every_call():
+    inputs = (torch.tensor([0, 0, 0]),)
+    method = exov.load_method(exov.lower(CumsumThenChange(), inputs).buffer)
+    reference = CumsumThenChange()
+    for _ in range(3):
+        assert_exactly_eager(list(method.execute(list(inputs))), eager(reference, inputs))

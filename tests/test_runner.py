@@ -294,3 +294,12 @@ def test_a_copied_runner_finds_openvino_by_option_variable_and_install_tree(smal
     bad.write_text("not a library")
     result = run_runner(pte, "--random-inputs", "--openvino-lib", bad, runner=runner)
     assert result.returncode == 1 and "not-a-library.so" in result.stderr, result.stderr
+
+
+def test_a_missing_runner_is_named_with_what_to_do(monkeypatch, tmp_path):
+    from executorch_openvino import runner
+
+    monkeypatch.setattr(runner, "RUNNER", tmp_path / "executorch_openvino_run")
+    with pytest.raises(SystemExit, match=r"executorch_openvino_run is missing\. Linux wheels and editable installs "
+                                         r"carry it.*reinstall"):
+        runner.main()

@@ -147,7 +147,7 @@ def build_info() -> dict:
 
 
 def last_compile_report() -> dict:
-    """``{"device", "requested_precision", "effective_precision", "loaded_from_cache", "cache_problem"}`` of the latest init.
+    """What the latest delegate init compiled: ``device``, the precisions, the model cache, the performance hint, ``shared``.
 
     ``requested_precision`` is the ``INFERENCE_PRECISION_HINT`` the delegate
     passed (``"f32"`` on CPU by default, ``""`` for none); ``effective_precision``
@@ -155,7 +155,14 @@ def last_compile_report() -> dict:
     units, whatever was asked); ``loaded_from_cache`` (bool) is OpenVINO's
     ``LOADED_FROM_CACHE``: the compiled model was imported from the
     :func:`set_cache_dir` folder instead of compiled; ``cache_problem`` says
-    why a set folder was not used ("" otherwise).
+    why a set folder was not used ("" otherwise). ``requested_performance_hint``,
+    ``performance_hint``, ``num_streams`` and ``optimal_infer_requests``: the hint
+    asked for and the compiled model's own values (text). ``shared`` (bool): the
+    init reused a compiled model this process already held for the same
+    partition and options (another load of the program, or a copy
+    :class:`~executorch_openvino.api.OpenvinoMethod` made for concurrent calls);
+    the other fields are then those of the init that compiled it. The latest
+    init of any thread in the process.
     """
     return dict(_native.last_compile_report())
 
@@ -183,14 +190,32 @@ def __getattr__(name):
         from .backend_config import OpenVINOBackendConfig
 
         return OpenVINOBackendConfig
-    if name in ("lower", "run_program", "load_method"):
+    if name in _API_NAMES:
         from . import api
 
         return getattr(api, name)
+    if name == "__version__":  # the installed distribution's version (PEP 396's attribute)
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("executorch-openvino")
+        except PackageNotFoundError:
+            return "0+unknown"  # a source tree that was never installed
     raise AttributeError(f"module 'executorch_openvino' has no attribute {name!r}")
+
+
+_API_NAMES = ("lower", "load_method", "OpenvinoMethod", "delegation_summary", "DelegationSummary")
+_LAZY_NAMES = ("__version__", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "OpenVINOBackend", "BackendState",
+               "BackendStateError", "OpenVINOBackendConfig", *_API_NAMES)
+
+
+def __dir__() -> list:
+    # PEP 562: the public names, with those __getattr__ loads on first use (tab completion, help()),
+    # not the modules this file imports.
+    return sorted(set(__all__) | set(_LAZY_NAMES) | {name for name in globals() if name.startswith("__")})
 
 
 __all__ = ["BACKEND_ID", "build_info", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "is_registered",
            "set_library_path", "load_openvino", "library_info", "last_error", "last_compile_report", "lower",
-           "load_method", "OpenVINOBackend", "OpenVINOBackendConfig", "BackendState", "BackendStateError",
-           "set_cache_dir", "cache_dir"]
+           "load_method", "OpenvinoMethod", "delegation_summary", "DelegationSummary", "OpenVINOBackend",
+           "OpenVINOBackendConfig", "BackendState", "BackendStateError", "set_cache_dir", "cache_dir"]

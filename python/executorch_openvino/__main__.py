@@ -11,6 +11,9 @@ def main(argv: list[str]) -> int:
         print(f"usage: python -m executorch_openvino {{{','.join(COMMANDS)}}} [--json]\n"
               "  doctor  checks that the delegate can run here and which OpenVINO it uses", file=sys.stderr)
         return 2
+    from .quiet import hide_known_noise
+
+    hide_known_noise()
     from .doctor import main as doctor
 
     return doctor([a for a in argv if a != commands[0]])

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import torch
 
+from .op_names import op_name
+
 AVG_POOLS = {
     "aten.avg_pool1d.default": torch.ops.aten.avg_pool1d.default,
     "aten.avg_pool2d.default": torch.ops.aten.avg_pool2d.default,
@@ -45,8 +47,6 @@ class _Pool:
 
     @classmethod
     def of(cls, node: torch.fx.Node) -> "_Pool":
-        from .conversion import op_name
-
         # avg_poolNd(self, kernel_size, stride=[], padding=0, ceil_mode=False, count_include_pad=True,
         #            divisor_override=None); avg_pool1d has no divisor_override.
         def arg(i, name, default):
@@ -114,7 +114,6 @@ def can_delegate(node: torch.fx.Node) -> bool:
 
 
 def _refused(node: torch.fx.Node, why: str) -> bool:
-    from .conversion import op_name
 
     if op_name(node.target) == "aten.avg_pool3d.default":
         warnings.warn(f"{node.name} (avg_pool3d) stays on ExecuTorch because of {why}; ExecuTorch's portable "
@@ -138,7 +137,6 @@ def spell_out_arguments(node: torch.fx.Node) -> None:
 
 def pad_explicitly(program: torch.export.ExportedProgram) -> None:
     """Rewrites, in place, each average pool of `program` that OpenVINO would divide differently."""
-    from .conversion import op_name
 
     graph = program.graph
     for node in list(graph.nodes):

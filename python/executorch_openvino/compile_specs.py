@@ -34,6 +34,16 @@ Keys (bytes values, UTF-8):
     constants flushed to zero: the table in README.md, measured with
     OpenVINO 2025.4.1 and 2026.4.1). ``fast`` delegates them anyway.
 
+``program_state``
+    Written by :meth:`OpenvinoPartitioner.partition` for each partition, not
+    given by users: ``"none"`` when the whole exported program keeps nothing
+    between calls (no buffer or parameter it changes, no custom objects or
+    tokens), ``"mutable"`` otherwise. ``load_method`` runs calls of a program
+    concurrently, on several loaded copies, only when every OpenVINO partition
+    says ``"none"``: each copy would hold its own copy of any state. The
+    runtime ignores any other value, and older lowerings lack the key (their
+    calls are serialised). OpenVINO never sees it.
+
 When a key is given twice the last value wins, here and in the runtime.
 """
 
@@ -46,7 +56,15 @@ PRECISIONS = ("f32", "f16", "bf16", "")
 NUMERICS = ("exact", "fast")
 # OpenVINO's ov::hint::PerformanceMode names (2025.4, 2026.4); "": not passed.
 PERFORMANCE_HINTS = ("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT", "")
-KEYS = ("device", "inference_precision", "performance_hint", "numerics")
+PROGRAM_STATES = ("none", "mutable")
+KEYS = ("device", "inference_precision", "performance_hint", "numerics", "program_state")
+# Keys executorch 1.5.1's own OpenVINO backend passes to OpenVINO's compile, and this package's way to the same.
+_UPSTREAM_KEYS = {
+    "cache_dir": ". OpenVINO's model cache is set where the program runs here: "
+                 "executorch_openvino.set_cache_dir(path) before loading it",
+    "model_caching": ". OpenVINO's model cache is set where the program runs here: "
+                     "executorch_openvino.set_cache_dir(path) before loading it",
+}
 
 
 @dataclass(frozen=True)
@@ -86,6 +104,25 @@ def make_compile_specs(device: str = "CPU", inference_precision: str = "", numer
     return specs
 
 
+def program_state_spec(exported_program):
+    """The ``program_state`` compile spec of ``exported_program``: ``"none"`` only when it keeps nothing between calls.
+
+    State lives in the buffers and parameters it changes (kept in each loaded
+    copy's memory), custom objects and effect tokens; a user input it changes
+    in place is written back through an output on every call, which keeps
+    nothing.
+    """
+    from executorch.exir.backend.compile_spec_schema import CompileSpec
+    from torch.export.graph_signature import InputKind, OutputKind
+
+    signature = exported_program.graph_signature
+    stateless = (all(spec.kind in (InputKind.USER_INPUT, InputKind.PARAMETER, InputKind.BUFFER,
+                                   InputKind.CONSTANT_TENSOR) for spec in signature.input_specs)
+                 and all(spec.kind in (OutputKind.USER_OUTPUT, OutputKind.USER_INPUT_MUTATION)
+                         for spec in signature.output_specs))
+    return CompileSpec("program_state", b"none" if stateless else b"mutable")
+
+
 def may_run_on_cpu(device: str) -> bool:
     """True for ``CPU`` and devices that may pick it (``AUTO``, ``HETERO:GPU,CPU``, ``MULTI:CPU``)."""
     return "CPU" in device or device == "AUTO"
@@ -113,23 +150,33 @@ def check_option(key: str, value: str, what: str = "compile spec") -> None:
     elif key == "numerics":
         if value not in NUMERICS:
             raise ValueError(f"{what} 'numerics' is {value!r}; allowed values are 'exact' and 'fast'")
+    elif key == "program_state":
+        if value not in PROGRAM_STATES:
+            raise ValueError(f"{what} 'program_state' is {value!r}; allowed values are 'none' and 'mutable' "
+                             "(the partitioner writes it)")
     elif key == "performance_hint":
         if value not in PERFORMANCE_HINTS:
             raise ValueError(f"{what} 'performance_hint' is {value!r}; allowed values are 'LATENCY', "
                              "'THROUGHPUT', 'CUMULATIVE_THROUGHPUT', or '' for the device default")
     else:
-        raise ValueError(f"unknown {what} {key!r}; the OpenVINO delegate knows {', '.join(KEYS)}")
+        hint = _UPSTREAM_KEYS.get(key, "")
+        raise ValueError(f"unknown {what} {key!r}; the OpenVINO delegate knows {', '.join(KEYS)}{hint}")
 
 
 def resolve_options(specs: Iterable) -> OpenvinoOptions:
     """Checks compile specs and returns what they mean; the last duplicate wins.
 
     Raises ``ValueError`` naming the key and the allowed values for an unknown
-    key, an empty or lower-case device, or an unknown precision.
+    key, an empty or lower-case device, or an unknown precision, and ``TypeError``
+    for a value that is not bytes.
     """
     values = {}
     for spec in specs:
         key = spec.key
+        if not isinstance(spec.value, (bytes, bytearray, memoryview)):
+            raise TypeError(f"compile spec {key!r} has a {type(spec.value).__name__} value {spec.value!r}: "
+                            f"compile spec values are bytes, e.g. CompileSpec({key!r}, "
+                            f"{str(spec.value).encode()!r})")
         try:
             value = bytes(spec.value).decode("utf-8")
         except UnicodeDecodeError as exc:

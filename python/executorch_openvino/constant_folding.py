@@ -28,11 +28,44 @@ class _NotConstant(Exception):
 
 
 def _constant_tensors(program) -> dict:
+    """Placeholder name -> real value, for the parameters, buffers and constants the program never changes."""
     signature = program.graph_signature
     named = {**program.state_dict, **program.constants}
     sources = {**signature.inputs_to_parameters, **signature.inputs_to_buffers,
                **signature.inputs_to_lifted_tensor_constants}
-    return {placeholder: named[name] for placeholder, name in sources.items() if name in named}
+    changed = _changed_placeholders(program)
+    return {placeholder: named[name] for placeholder, name in sources.items()
+            if name in named and placeholder not in changed}
+
+
+def _changed_placeholders(program) -> set:
+    """Placeholders the program may write: mutated buffers (after functionalization), and before it, every
+    placeholder a tensor written in place (``add_``, ``copy_``...) is computed from, views included.
+
+    A cumsum of a buffer that ``forward`` later changes in place is not a constant (it was folded to the
+    first call's value before this check)."""
+    signature = program.graph_signature
+    mutated = set(signature.buffers_to_mutate.values())
+    changed = {p for p, name in signature.inputs_to_buffers.items() if name in mutated}
+    written = []
+    for node in program.graph.nodes:
+        schema = getattr(node.target, "_schema", None) if node.op == "call_function" else None
+        if schema is None:
+            continue
+        for index, argument in enumerate(schema.arguments):
+            if argument.alias_info is not None and argument.alias_info.is_write:
+                value = node.args[index] if index < len(node.args) else node.kwargs.get(argument.name)
+                written.extend(v for v in torch.utils._pytree.tree_leaves(value) if isinstance(v, torch.fx.Node))
+    seen = set()
+    while written:
+        node = written.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        if node.op == "placeholder":
+            changed.add(node.name)
+        written.extend(node.all_input_nodes)
+    return changed
 
 
 def _evaluate(node, constants: dict, cache: dict):

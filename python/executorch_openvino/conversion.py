@@ -14,7 +14,8 @@ from pathlib import Path
 
 import torch
 
-from . import avg_pool_padding, nan_propagation
+from . import avg_pool_padding, bool_casts, nan_propagation
+from .op_names import op_name
 from .processed_blob import LOWERED_WITH_KEY, OpenvinoIr
 
 # torch dtype -> OpenVINO element type name; the delegate's runtime supports these.
@@ -38,13 +39,6 @@ DIM_ORDER_OPS = {
     "dim_order_ops._to_dim_order_copy.default": torch.ops.aten._to_copy.default,
     "dim_order_ops._clone_dim_order.default": torch.ops.aten.clone.default,
 }
-
-
-def op_name(target) -> str:
-    """``aten.add.Tensor`` style name of an edge or aten op target (``getitem`` for operator.getitem)."""
-    if not isinstance(target, torch._ops.OpOverload):
-        target = getattr(target, "_op", target)  # EdgeOpOverload wraps an OpOverload
-    return str(target) if isinstance(target, torch._ops.OpOverload) else getattr(target, "__name__", str(target))
 
 
 def _restore_aten_ops(program: torch.export.ExportedProgram) -> None:
@@ -273,6 +267,8 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
     _check_int64_constants(program)
     _restore_aten_ops(program)
     avg_pool_padding.pad_explicitly(program)
+    nan_propagation.zero_rows_without_keys(program)
+    bool_casts.compare_instead_of_casting(program)
     if propagate_nans:
         nan_propagation.propagate_nans(program)
     positions = _return_copy_sources(program)

@@ -71,6 +71,33 @@ def _versions_check() -> Check:
     return Check("versions", True, detail)
 
 
+def _requirement(name: str) -> str:
+    """This distribution's requirement on `name` (its metadata), e.g. ``torch==2.13.*``; `name` if none is found."""
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+
+    try:
+        listed = [Requirement(r) for r in requires("executorch-openvino") or []]
+    except PackageNotFoundError:
+        listed = []
+    return next((f"{r.name}{r.specifier}" for r in listed if r.name == name and r.marker is None), name)
+
+
+def _runtime_check() -> Check:
+    """executorch's Python runtime must import: it runs .pte files (and needs torch, which executorch 1.5.1
+    does not require)."""
+    # torch first: without it executorch 1.5.1's runtime says its extension module is missing.
+    for module, fix in (("torch", f"install torch: pip install '{_requirement('torch')}'"),
+                        ("executorch.runtime",
+                         f"reinstall executorch: pip install --force-reinstall '{_requirement('executorch')}'")):
+        try:
+            __import__(module)
+        except Exception as exc:  # noqa: BLE001 - reported with the fix
+            return Check("runtime", False, [f"{module} cannot be imported: {type(exc).__name__}: {exc}"], fix=fix)
+    return Check("runtime", True, ["torch and executorch.runtime import"])
+
+
 def _registration_check(package) -> Check:
     ok = package.is_registered()
     detail = [f"{package.BACKEND_ID}: {'registered' if ok else 'NOT registered'}"]
@@ -145,6 +172,7 @@ def diagnose() -> list[Check]:
     checks = [_package_check(package), _versions_check()]
     if package.import_problem is not None:
         return checks
+    checks.append(_runtime_check())
     checks.append(_registration_check(package))
     openvino, loaded = _openvino_check(package)
     checks.append(openvino)

@@ -149,7 +149,7 @@ def _leaf_names(in_spec, positional) -> list:
     return names
 
 
-def _bound(value):
+def finite_bound(value):
     """An int, or None for an infinite bound (torch's int_oo reports itself finite)."""
     try:
         return int(value)
@@ -163,15 +163,15 @@ def _dimension(size, ranges, symbols: dict):
     expression = size.node.expr
     for symbol in expression.free_symbols:
         bounds = ranges.get(symbol)
-        symbols[str(symbol)] = [_bound(bounds.lower) or 0 if bounds is not None else 0,
-                                _bound(bounds.upper) if bounds is not None else None]
+        symbols[str(symbol)] = [finite_bound(bounds.lower) or 0 if bounds is not None else 0,
+                                finite_bound(bounds.upper) if bounds is not None else None]
     if expression.is_Symbol:
         return {"symbol": str(expression)}
     # A derived size has its own range (s0 + 1: 2..6 where s0 is 1..5, although
     # torch raises the root's minimum to 2): that range is what the program takes.
     bounds = ranges.get(expression)
-    return {"expression": str(expression), "min": _bound(bounds.lower) if bounds is not None else None,
-            "max": _bound(bounds.upper) if bounds is not None else None}
+    return {"expression": str(expression), "min": finite_bound(bounds.lower) if bounds is not None else None,
+            "max": finite_bound(bounds.upper) if bounds is not None else None}
 
 
 def _is_nan(value) -> bool:

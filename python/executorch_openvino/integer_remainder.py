@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import torch
 
+from .op_names import op_name
+
 _REMAINDERS = {torch.ops.aten.remainder.Scalar, torch.ops.aten.remainder.Tensor}
 
 
@@ -44,11 +46,12 @@ def _refuse_unrewritten(program: torch.export.ExportedProgram) -> None:
             inner = module is not program.graph_module and node.target in _REMAINDERS
             if node.op == "call_function" and (node.target in _IN_PLACE or inner) and _is_integer_tensor(
                     node.meta.get("val")):
+                fix = ("write it out of place, `y = y % c`" if not inner
+                       else "compute it outside the torch.cond branch")
                 raise ValueError(
                     f"'{node.name}' is an integer remainder {'computed in place' if not inner else 'inside a branch'}"
-                    ", which ExecuTorch 1.5.1 computes with the dividend's sign (remainder(-7, 4) gives -3) and "
-                    "exov.lower cannot rewrite there: write it as `y = y % c` outside torch.cond, or as "
-                    "`y - torch.floor_divide(y, c) * c`")
+                    ", which ExecuTorch 1.5.1 computes with the dividend's sign (remainder(-7, 4) gives -3) and the "
+                    f"OpenVINO partitioner cannot rewrite there: {fix}, or as `y - torch.floor_divide(y, c) * c`")
 
 
 def rewrite_integer_remainders(program: torch.export.ExportedProgram) -> int:
@@ -80,3 +83,32 @@ def rewrite_integer_remainders(program: torch.export.ExportedProgram) -> int:
         graph.lint()
         program.graph_module.recompile()
     return count
+
+
+def refuse_remainders_left_for_executorch(program: torch.export.ExportedProgram, delegated, rewritten: bool) -> None:
+    """Raises ``ValueError`` for an integer remainder of the edge program that would run on ExecuTorch's
+    kernel, which gives the dividend's sign without any error.
+
+    ``delegated(node)``: whether the partitioner delegates a node of the program's own graph (nothing inside
+    ``torch.cond`` branches is). ``rewritten``: :func:`rewrite_integer_remainders` ran before the edge
+    decomposition (``to_edge_transform_and_lower`` with ``numerics="exact"``), so the remainders left are
+    ExecuTorch's own decompositions' (``take_along_dim`` wraps indices with one), which are left alone.
+    ``to_edge(...).to_backend(...)`` skips that step, and ``numerics="fast"`` leaves remainders to OpenVINO.
+    """
+    if rewritten:
+        return
+    for module in program.graph_module.modules():
+        if not isinstance(module, torch.fx.GraphModule):
+            continue
+        for node in module.graph.nodes:
+            if (node.op != "call_function" or op_name(node.target) not in ("aten.remainder.Scalar", "aten.remainder.Tensor")
+                    or not _is_integer_tensor(node.meta.get("val"))):
+                continue
+            if module is program.graph_module and delegated(node):
+                continue
+            raise ValueError(
+                f"'{node.name}' is an integer remainder that would run on ExecuTorch's kernel, which computes it "
+                "with the dividend's sign in ExecuTorch 1.5.1 (remainder(-7, 4) gives -3, eager 1). Lower with "
+                "numerics='exact' (the default) through to_edge_transform_and_lower(exported, "
+                "partitioner=[OpenvinoPartitioner()]) or exov.lower, which rewrite it exactly before ExecuTorch's "
+                "edge decomposition (to_edge(...).to_backend(...) skips that step)")

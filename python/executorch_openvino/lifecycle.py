@@ -32,7 +32,10 @@ from pathlib import Path
 
 import copy
 
-import torch
+from .quiet import hide_known_noise
+
+hide_known_noise()  # an entry point: before torch and executorch print their known noise
+import torch  # noqa: E402
 from torch.utils import _pytree as pytree
 
 from .backend_config import OpenVINOBackendConfig

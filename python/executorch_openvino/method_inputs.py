@@ -39,8 +39,17 @@ def as_method_inputs(inputs) -> list:
 
 
 def contiguous(value):
-    """``value`` in the contiguous layout when it is a tensor (no copy if it is already), else as is."""
-    return value.contiguous() if isinstance(value, torch.Tensor) else value
+    """``value`` in the contiguous layout when it is a tensor (no copy if it is already), else as is.
+
+    An empty tensor counts as contiguous in PyTorch whatever its strides, and ExecuTorch 1.5.1's
+    pybindings abort the process on such strides (``make_tensor_ptr``: "invalid strides", an empty
+    slice ``x[:, :0]`` of a (2, 16) tensor, found by a tester): it is replaced by a fresh empty one.
+    """
+    if not isinstance(value, torch.Tensor):
+        return value
+    if value.numel() == 0:
+        return torch.empty(value.shape, dtype=value.dtype)
+    return value.contiguous()
 
 
 def _shape(sizes) -> str:

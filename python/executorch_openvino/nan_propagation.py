@@ -43,6 +43,8 @@ import operator
 
 import torch
 
+from .op_names import op_name
+
 aten = torch.ops.aten
 
 # name -> how the op's special values are restored
@@ -51,6 +53,7 @@ _BINARY = {"aten.maximum.default", "aten.minimum.default"}
 _REDUCTIONS = {"aten.amax.default", "aten.amin.default", "aten.max.default", "aten.min.default"}
 _POOLS = {"aten.max_pool2d_with_indices.default", "aten.max_pool3d_with_indices.default"}
 _SOFTMAXES = {"aten._softmax.default", "aten._log_softmax.default"}
+_ATTENTION = "aten.scaled_dot_product_attention.default"
 # a > b as b < a: OpenVINO's Less is right about NaN, its Greater is not.
 _GREATER = {"aten.gt.Tensor": aten.lt.Tensor, "aten.ge.Tensor": aten.le.Tensor,
             "aten.gt.Scalar": aten.lt.Tensor, "aten.ge.Scalar": aten.le.Tensor}
@@ -251,13 +254,37 @@ def _pool_weights(build: _Builder, condition, x, spatial: int, negate: bool = Fa
     return build(aten.mul.Tensor, mask, weights)
 
 
+# Ops whose float results are never -inf (whatever their input, NaN aside).
+_NO_MINUS_INF = frozenset({"aten.sigmoid.default", "aten.exp.default", "aten.abs.default", "aten._softmax.default",
+                           "aten.sqrt.default", "aten.hardsigmoid.default"})
+# Set on a rewritten clamp's result whose lower bound is finite: no -inf can come out of it.
+_BOUNDED_BELOW = "exov_bounded_below"
+
+
+def _may_hold_minus_inf(x: torch.fx.Node) -> bool:
+
+    if x.meta.get(_BOUNDED_BELOW):
+        return False
+    return not (x.op == "call_function" and op_name(x.target) in _NO_MINUS_INF)
+
+
 def _max_pool(build: _Builder, node, name, x, values, indices):
     """Values and indices of a max pool as PyTorch's: NaN (the last one's index) in a window
-    holding NaN, -inf (the first one's index) in a window of only -inf."""
+    holding NaN, -inf (the first one's index) in a window of only -inf.
+
+    Without indices, a 0/1 NaN mask is pooled as is (the weights only choose the index), and the
+    windows of only -inf are looked for only where the input may hold -inf (not after a ReLU or a
+    clamp from below, the common conv, ReLU, pool).
+    """
     spatial = 2 if name == "aten.max_pool2d_with_indices.default" else 3
-    pooled_nan = build(node.target, _pool_weights(build, build(aten.isnan.default, x), x, spatial),
-                       *node.args[1:], **node.kwargs)
+    if indices is None:
+        nan_mask = build(aten._to_copy.default, build(aten.isnan.default, x), dtype=torch.float32)
+    else:
+        nan_mask = _pool_weights(build, build(aten.isnan.default, x), x, spatial)
+    pooled_nan = build(node.target, nan_mask, *node.args[1:], **node.kwargs)
     hit = build(aten.gt.Scalar, build(operator.getitem, pooled_nan, 0), 0)
+    if indices is None and not _may_hold_minus_inf(x):
+        return build.nan_where(hit, values), None
     # A window of only -inf gives -3.4e38 in OpenVINO; the max of minus weights finds such
     # windows (padding never counts, as in PyTorch) and their first element.
     pooled_minus = build(node.target, _pool_weights(build, build(aten.eq.Scalar, x, -math.inf), x, spatial, True),
@@ -322,7 +349,6 @@ def _getitems(node):
 
 def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node, name: str, constants: frozenset) -> bool:  # noqa: C901
     """Rewrites one node; True when it did."""
-    from .conversion import op_name
 
     x = node.args[0]
     users = list(node.users)
@@ -345,7 +371,11 @@ def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node, name: str, constants: f
         result = build(aten.eq.Scalar, x, 0)
         erase = True
     elif name in _CLAMPS:
-        result = _clamped(build, x, *_clamp_bounds(node, name))
+        low, high = _clamp_bounds(node, name)
+        result = _clamped(build, x, low, high)
+        if (isinstance(low, (int, float)) and math.isfinite(low)
+                and not (isinstance(high, (int, float)) and high == -math.inf)):  # clamp(max=-inf) is -inf
+            result.meta[_BOUNDED_BELOW] = True
         erase = True
     elif name == "aten.exp.default":
         result = build(aten.where.self, build(aten.isnan.default, x), x, node)
@@ -425,7 +455,6 @@ def _order(graph):
 def propagate_nans(program: torch.export.ExportedProgram) -> int:
     """Rewrites `program`'s graph in place so that special values come out as eager PyTorch's;
     returns how many ops were rewritten."""
-    from .conversion import op_name
 
     graph = program.graph
     signature = program.graph_signature
@@ -441,3 +470,31 @@ def propagate_nans(program: torch.export.ExportedProgram) -> int:
         graph.lint()
         program.graph_module.recompile()
     return rewritten
+
+
+def zero_rows_without_keys(program: torch.export.ExportedProgram) -> int:
+    """Sets to 0 the rows of each ``scaled_dot_product_attention`` whose mask allows no key, as PyTorch
+    gives them; OpenVINO's fused kernel gives NaN (2025.4.1 and 2026.4.1). Run whatever the numerics
+    setting: before the operation was kept whole, both settings gave PyTorch's 0 (a left-padded
+    GPT-2 then NaN at the padding, which a masked mean pooling spreads). Returns how many it changed."""
+
+    changed = 0
+    for node in list(program.graph.nodes):
+        if node.op != "call_function" or op_name(node.target) != _ATTENTION:
+            continue
+        mask = node.args[3] if len(node.args) > 3 else node.kwargs.get("attn_mask")
+        if not isinstance(mask, torch.fx.Node):
+            continue
+        users = list(node.users)
+        build = _Builder(program.graph, node)
+        allowed = mask if _value(mask).dtype == torch.bool else build(aten.ne.Scalar, mask, -math.inf)
+        any_allowed = build(aten.gt.Scalar, build(aten.amax.default, build.ones(allowed, node), [-1], True), 0)
+        result = build(aten.where.self, any_allowed, node, build.scalar(0.0, node))
+        for user in users:
+            user.replace_input_with(node, result)
+        changed += 1
+    if changed:
+        program.graph.lint()
+        program.graph_module.recompile()
+    return changed
+

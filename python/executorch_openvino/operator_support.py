@@ -41,7 +41,10 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 
 from .avg_pool_padding import AVG_POOLS
 from .avg_pool_padding import can_delegate as can_delegate_avg_pool
-from .conversion import DIM_ORDER_OPS, TORCH_TO_OPENVINO, is_bare_copy, op_name
+from .conversion import DIM_ORDER_OPS, TORCH_TO_OPENVINO, is_bare_copy
+from .integer_ranges import FLOAT32_EXACT, within
+from .kept_operations import kept_names
+from .op_names import CASTS, op_name
 
 # Ops whose integer results are values of their integer inputs (or of constant
 # arguments checked separately): OpenVINO's narrowing cannot change them when
@@ -71,7 +74,6 @@ INDEX_RESULTS = frozenset({
     "aten.max_pool2d_with_indices.default", "aten.max_pool3d_with_indices.default",
     "aten.adaptive_max_pool2d.default", "aten.adaptive_max_pool1d.default", "aten.adaptive_max_pool3d.default",
 })
-CASTS = frozenset({"aten._to_copy.default", "dim_order_ops._to_dim_order_copy.default"})
 # Ops that turn constant arguments into values: their arguments must fit int32 too.
 CONSTANT_MAKERS = frozenset({"aten.full.default", "aten.full_like.default", "aten.scalar_tensor.default"})
 # int32 arithmetic measured exact, wrapping as PyTorch does (2026.4.1, CPU).
@@ -81,6 +83,16 @@ INT32_EXACT = frozenset({
     "aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor", "aten.abs.default", "aten.neg.default",
     "aten.minimum.default", "aten.maximum.default", "aten.bitwise_and.Tensor",
     "aten.bitwise_or.Tensor", "aten.bitwise_xor.Tensor", "aten.bitwise_not.default",
+})
+# Ops OpenVINO computes through float32 or int32 when their inputs are
+# integers: exact when every integer they read or return is proven to lie
+# within float32's exact range (integer_ranges.py), and every number argument
+# is an int there too. int64 add/sub/mul wrap at int32 in OpenVINO: exact there as well.
+RANGE_EXACT = INT32_EXACT | frozenset({
+    "aten.eq.Tensor", "aten.eq.Scalar", "aten.ne.Tensor", "aten.ne.Scalar", "aten.lt.Tensor", "aten.lt.Scalar",
+    "aten.le.Tensor", "aten.le.Scalar", "aten.gt.Tensor", "aten.gt.Scalar", "aten.ge.Tensor", "aten.ge.Scalar",
+    "aten.arange.default", "aten.arange.start", "aten.arange.start_step", "aten.relu.default",
+    "aten.clamp.default", "aten.add.Scalar", "aten.sub.Scalar", "aten.mul.Scalar",
 })
 # Ops that read integer indices to pick floats.
 INDEX_CONSUMERS = frozenset({"aten.embedding.default"})
@@ -171,12 +183,13 @@ def openvino_supported_ops() -> frozenset:
     return frozenset(OperatorSupport({})._support_dict)
 
 
-def _tensors(value):
+def tensors_of(value):
+    """The tensors in a node value (a tensor, or nested lists/tuples of them), in order."""
     if isinstance(value, torch.Tensor):
         yield value
     elif isinstance(value, (list, tuple)):
         for v in value:
-            yield from _tensors(v)
+            yield from tensors_of(v)
 
 
 def _is_symbolic(value) -> bool:
@@ -260,16 +273,33 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
     from the program's own data instead of a second copy in the delegate.
     """
 
-    def __init__(self, constant_names=frozenset(), numerics: str = "exact", flushed_constants=frozenset()):
+    def __init__(self, constant_names=frozenset(), numerics: str = "exact", flushed_constants=frozenset(),
+                 integer_ranges=None, op_types_to_skip=frozenset(), op_names_to_skip=frozenset()):
         super().__init__()
+        self.op_types_to_skip, self.op_names_to_skip = frozenset(op_types_to_skip), frozenset(op_names_to_skip)
         self.constant_names = frozenset(constant_names)
+        self.integer_ranges = dict(integer_ranges or {})
         self.exact = numerics == "exact"
         self.flushed_constants = frozenset(flushed_constants)
 
     def is_node_supported(self, submodules, node: torch.fx.Node) -> bool:
+        return self._supported(node, before_decomposition=False)
+
+    def supported_before_decomposition(self, node: torch.fx.Node) -> bool:
+        """``is_node_supported`` for a node of the ATen program that ExecuTorch has not yet decomposed
+        (``kept_operations``): there, a view's result has the view's strides, where the edge dialect
+        will make it a contiguous copy (``view_copy``, ``permute_copy``...), so only the program's
+        own inputs must be contiguous."""
+        return self._supported(node, before_decomposition=True)
+
+    def _supported(self, node: torch.fx.Node, before_decomposition: bool) -> bool:  # noqa: C901
         if node.op != "call_function":
             return False
         name = op_name(node.target)
+        if name in self.op_types_to_skip or node.name in self.op_names_to_skip:
+            return False  # the user's choice (OpenvinoPartitioner's op_types_to_skip, op_names_to_skip)
+        if before_decomposition and any(n.startswith(name.replace(".", "_")) for n in self.op_names_to_skip):
+            return False  # not kept whole: its edge name ("aten_<op>_<overload>[_N]") may be skipped
         if is_bare_copy(node) and node.args[0].name in self.constant_names:
             return False
         if self.exact and any(a.name in self.flushed_constants for a in node.all_input_nodes):
@@ -277,12 +307,12 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         if name in DIM_ORDER_OPS:
             if not _is_contiguous_dim_order(node):
                 return False
-        elif name != "getitem" and f"torch.ops.{name}" not in openvino_supported_ops():
+        elif name != "getitem" and f"torch.ops.{name}" not in openvino_supported_ops() and name not in kept_names():
             return False
 
         if name in AVG_POOLS and not can_delegate_avg_pool(node):
             return False
-        if name in BOOL_SELECTS and any(t.dtype == torch.bool for t in _tensors(node.meta.get("val"))) and any(
+        if name in BOOL_SELECTS and any(t.dtype == torch.bool for t in tensors_of(node.meta.get("val"))) and any(
                 not isinstance(v, torch.fx.Node) or not isinstance(v.meta.get("val"), torch.Tensor)
                 or v.meta["val"].dim() == 0 for v in node.args[1:]):
             return False  # a scalar or 0-d bool value
@@ -290,20 +320,24 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
             return False
 
         output = node.meta.get("val")
-        if _is_symbolic(output) or not list(_tensors(output)):
+        if _is_symbolic(output) or not list(tensors_of(output)):
             return False
         inputs = [a.meta.get("val") for a in node.all_input_nodes]
         if not _int_arguments_allowed(node, name, inputs):
             return False
-        input_tensors = [t for v in inputs for t in _tensors(v)]
-        tensors = list(_tensors(output)) + input_tensors
+        input_tensors = [t for v in inputs for t in tensors_of(v)]
+        tensors = list(tensors_of(output)) + input_tensors
         if any(t.dtype not in TORCH_TO_OPENVINO for t in tensors):
             return False
         if name in BOOL_REJECTED and input_tensors and all(t.dtype == torch.bool for t in input_tensors):
             return False
         if name in ACCUMULATORS and any(t.dtype in _INTEGER_RANK for t in input_tensors):
             return False
-        if any(not t.is_contiguous() for t in tensors):
+        if self._holds_values_past_int32(node):
+            return False  # the runtime would refuse them (OpenVINO computes int64 in int32)
+        layouts = ([a.meta.get("val") for a in node.all_input_nodes if a.op == "placeholder"]
+                   if before_decomposition else tensors)
+        if any(not t.is_contiguous() for t in tensors_of(layouts)):
             return False
         if not self.exact:
             return True  # numerics="fast": OpenVINO's arithmetic accepted
@@ -320,12 +354,55 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
                                              for t in input_tensors):
                 return False
             all_int32 = all(t.dtype == torch.int32 for t in integer)
+            proven = name in RANGE_EXACT and self._proven_in_range(node)
             if name not in VALUE_PRESERVING | INDEX_RESULTS | INDEX_CONSUMERS and not (
-                    all_int32 and name in INT32_EXACT):
+                    all_int32 and name in INT32_EXACT) and not proven:
                 return False
-            for out in _tensors(output):
-                if name in CASTS and out.dtype in _INTEGER_RANK and not _widening_integer_cast(node, out.dtype):
+            for out in tensors_of(output):
+                # To bool: conversion compares with 0 instead (bool_casts.py), right for every integer.
+                if (name in CASTS and out.dtype in _INTEGER_RANK and out.dtype != torch.bool
+                        and not _widening_integer_cast(node, out.dtype)):
+                    return False
+                if name in CASTS and out.dtype == torch.bool and not self._int64_constant_fits(node.args[0]):
                     return False
             if name in CONSTANT_MAKERS and not _literals_fit_int32(node):
+                return False
+        return True
+
+    def _holds_values_past_int32(self, node: torch.fx.Node) -> bool:
+        """An int64 tensor the node reads or returns is proven to hold a value outside int32."""
+        for value_node in [node, *node.all_input_nodes]:
+            found = self.integer_ranges.get(value_node.name)
+            value = value_node.meta.get("val")
+            if found is not None and isinstance(value, torch.Tensor) and value.dtype == torch.int64 and (
+                    found[0] < _INT32[0] or found[1] > _INT32[1]):
+                return True
+        return False
+
+    def _int64_constant_fits(self, source) -> bool:
+        """Not an int64 parameter, buffer or constant, or one proven within int32: the partition would hold
+        the constant, and conversion refuses int64 constants past int32 (OpenVINO would narrow them)."""
+        if not isinstance(source, torch.fx.Node) or source.name not in self.constant_names:
+            return True
+        value = source.meta.get("val")
+        if not isinstance(value, torch.Tensor) or value.dtype != torch.int64:
+            return True
+        return within(self.integer_ranges, source, limit=_INT32[1])
+
+    def _proven_in_range(self, node: torch.fx.Node) -> bool:
+        """The node and every integer node it reads lie within float32's exact integers, and its
+        number arguments are ints there (integer_ranges.py)."""
+        if not within(self.integer_ranges, node):
+            return False
+        for argument in [*node.args, *node.kwargs.values()]:
+            if isinstance(argument, torch.fx.Node):
+                value = argument.meta.get("val")
+                integer = isinstance(value, torch.SymInt) or (
+                    isinstance(value, torch.Tensor) and value.dtype in _INTEGER_RANK)
+                if integer and not within(self.integer_ranges, argument):
+                    return False
+            elif isinstance(argument, float):
+                return False
+            elif isinstance(argument, int) and not isinstance(argument, bool) and abs(argument) > FLOAT32_EXACT:
                 return False
         return True

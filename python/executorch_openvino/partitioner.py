@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import warnings
+
+import torch
 from executorch.exir.backend.partitioner import DelegationSpec, Partitioner, PartitionResult
 from executorch.exir.backend.utils import tag_constant_data
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
 from .backend import BACKEND_ID
-from .compile_specs import make_compile_specs, resolve_options
+from .compile_specs import make_compile_specs, program_state_spec, resolve_options
+from .constant_folding import fold_constant_integer_cumsums
+from .integer_ranges import integer_ranges
+from .integer_remainder import refuse_remainders_left_for_executorch, rewrite_integer_remainders
+from .kept_operations import ops_to_not_decompose, copy_kept_results
 from .operator_support import OpenvinoOperatorSupport, flushed_constant_names
+from .scalar_promotion import keep_zero_dim_integer_dtypes
 
 
 class OpenvinoPartitioner(Partitioner):
@@ -18,38 +26,173 @@ class OpenvinoPartitioner(Partitioner):
     CPU kernels (see :mod:`executorch_openvino.operator_support`).
 
     ``device``, ``inference_precision``, ``numerics`` and ``performance_hint`` become compile specs (see
-    :mod:`executorch_openvino.compile_specs`); alternatively pass
-    ``compile_specs`` directly. Raises ``ValueError`` at construction for an
-    unknown precision, device or key, before any conversion starts.
+    :mod:`executorch_openvino.compile_specs`). Alternatively give the compile specs themselves, a list of
+    ``executorch.exir.backend.compile_spec_schema.CompileSpec``, as ``compile_specs=`` or in the form of
+    executorch's own ``executorch.backends.openvino.partitioner.OpenvinoPartitioner``:
+    ``OpenvinoPartitioner(compile_spec, op_types_to_skip=None, op_names_to_skip=None)``, where a list first
+    makes the next two positional arguments the skip sets, as there, and ``compile_spec=`` is accepted too.
+    ``op_types_to_skip`` (operator names such as ``"aten.add.Tensor"``, what ``node.target.__name__`` gives)
+    and ``op_names_to_skip`` (graph node names such as ``"aten_add_tensor"``) stay on ExecuTorch's CPU
+    kernels, as upstream's do.
+
+    Raises ``ValueError`` at construction for an unknown precision, key or performance hint, or a
+    device name that is empty or not upper case (OpenVINO's names), before any conversion starts (a
+    device's existence is checked where the program loads), and ``TypeError`` for a first argument that is neither a device name nor a
+    list of ``CompileSpec``, for compile specs given twice or together with option keywords, for a
+    compile spec value that is not bytes, and for a skip set that is a string or holds non-strings;
+    ``ValueError`` for an entry of ``op_types_to_skip`` that names no operator overload.
     """
 
-    def __init__(self, device: str = "CPU", inference_precision: str = "", compile_specs=None,
-                 numerics: str = "exact", performance_hint: str = ""):
-        specs = (list(compile_specs) if compile_specs is not None
-                 else make_compile_specs(device, inference_precision, numerics, performance_hint))
+    def __init__(self, device="CPU", inference_precision="", compile_specs=None,
+                 numerics: str = "exact", performance_hint: str = "", *, compile_spec=None,
+                 op_types_to_skip=None, op_names_to_skip=None):
+        if isinstance(device, (list, tuple)):  # upstream's positional form: (compile_spec, op_types, op_names)
+            if isinstance(inference_precision, str) and inference_precision:
+                fix = (f"give a set: {{{inference_precision!r}}}" if "." in inference_precision else
+                       f"give a precision as CompileSpec('inference_precision', {inference_precision.encode()!r}) "
+                       "in the list")
+                raise TypeError(f"after a list of compile specs the next argument is op_types_to_skip, a set of "
+                                f"operator names, as in executorch's own OpenvinoPartitioner; got the str "
+                                f"{inference_precision!r}: {fix}")
+            op_types_to_skip = _given_once("op_types_to_skip", op_types_to_skip,
+                                           None if inference_precision == "" else inference_precision)
+            op_names_to_skip = _given_once("op_names_to_skip", op_names_to_skip, compile_specs)
+            compile_specs, device, inference_precision = list(device), "CPU", ""
+        elif not isinstance(device, str):
+            raise TypeError(f"OpenvinoPartitioner's first argument is a {type(device).__name__}: give a device "
+                            "name (str, e.g. 'CPU') or a list of executorch CompileSpec objects")
+        else:
+            for name, value in (("inference_precision", inference_precision), ("numerics", numerics),
+                                ("performance_hint", performance_hint)):
+                if not isinstance(value, str):
+                    raise TypeError(f"{name} is a {type(value).__name__}: it is a str (e.g. 'f32', 'exact', "
+                                    f"'LATENCY'); skip sets go by keyword, op_types_to_skip=..., or after a list "
+                                    f"of compile specs")
+        if compile_spec is not None:
+            compile_specs = _given_once("compile specs", compile_specs, list(compile_spec))
+        self.op_types_to_skip = _names("op_types_to_skip", op_types_to_skip)
+        self.op_names_to_skip = _names("op_names_to_skip", op_names_to_skip)
+        if compile_specs is None:
+            specs = make_compile_specs(device, inference_precision, numerics, performance_hint)
+        else:
+            keywords = {"device": device != "CPU", "inference_precision": inference_precision != "",
+                        "numerics": numerics != "exact", "performance_hint": performance_hint != ""}
+            if any(keywords.values()):
+                given = ", ".join(name for name, set_ in keywords.items() if set_)
+                raise TypeError(f"OpenvinoPartitioner got compile specs and {given}: give each option once, "
+                                f"either as a CompileSpec in the list (e.g. CompileSpec('numerics', b'fast')) "
+                                f"or as a keyword without compile specs")
+            specs = _checked_specs(compile_specs)
         self.options = resolve_options(specs)
         self.delegation_spec = DelegationSpec(BACKEND_ID, specs)
+        self._remainders_rewritten = 0  # transform_for_pre_decomposition calls not yet met by a partition()
 
-    def partition(self, exported_program) -> PartitionResult:
+    def _support(self, exported_program) -> OpenvinoOperatorSupport:
         signature = exported_program.graph_signature
         constants = {**signature.inputs_to_parameters, **signature.inputs_to_buffers,
                      **signature.inputs_to_lifted_tensor_constants}
-        proposer = CapabilityBasedPartitioner(
-            exported_program.graph_module,
-            OpenvinoOperatorSupport(constant_names=constants, numerics=self.options.numerics,
-                                    flushed_constants=flushed_constant_names(exported_program)),
-            allows_single_node_partition=True,
-        )
+        return OpenvinoOperatorSupport(constant_names=constants, numerics=self.options.numerics,
+                                       flushed_constants=flushed_constant_names(exported_program),
+                                       integer_ranges=integer_ranges(exported_program),
+                                       op_types_to_skip=self.op_types_to_skip, op_names_to_skip=self.op_names_to_skip)
+
+    def ops_to_not_decompose(self, exported_program):
+        """The operations OpenVINO runs better whole, kept so where this partitioner delegates them
+        (:mod:`executorch_openvino.kept_operations`)."""
+        return ops_to_not_decompose(self._support(exported_program), exported_program)
+
+    def transform_for_pre_decomposition(self, exported_program):
+        """The passes this package runs on the ATen program, in place, before ExecuTorch's edge decomposition
+        (``to_edge_transform_and_lower`` calls this; so ``exov.lower`` and ExecuTorch's own API give the same
+        program): 0-d integer operands keep eager's result dtype, integer remainders are rewritten exactly (with ``numerics="exact"``),
+        integer cumsums of constants are folded, and the views of kept operations' results are made valid
+        for the strides ExecuTorch gives them."""
+        keep_zero_dim_integer_dtypes(exported_program)
+        # "fast" delegates remainders (where OpenVINO's converter takes them: 2026.4.1, not 2025.4.1, whose
+        # fast-mode remainders partition() refuses), and OpenVINO's integer floor division truncates (README).
+        if self.options.numerics == "exact":
+            rewrite_integer_remainders(exported_program)
+            self._remainders_rewritten += 1
+        fold_constant_integer_cumsums(exported_program)
+        return copy_kept_results(exported_program, self.ops_to_not_decompose(exported_program)[1])
+
+    def partition(self, exported_program) -> PartitionResult:
+        support = self._support(exported_program)
+        # One transform_for_pre_decomposition per method before its partition(): count, not a flag, so that
+        # a partitioner reused by to_edge(...).to_backend(...) does not count an earlier lowering's.
+        rewritten = self._remainders_rewritten > 0
+        self._remainders_rewritten = max(0, self._remainders_rewritten - 1)
+        refuse_remainders_left_for_executorch(exported_program, lambda node: support.is_node_supported(None, node),
+                                              rewritten)
+        _warn_about_unknown_node_names(exported_program, self.op_names_to_skip)
+        proposer = CapabilityBasedPartitioner(exported_program.graph_module, support, allows_single_node_partition=True)
+        # Last, so it wins over a program_state given in compile_specs.
+        spec = DelegationSpec(BACKEND_ID, [*self.delegation_spec.compile_specs, program_state_spec(exported_program)])
         tags = {}
         for partition in proposer.propose_partitions():
             tag = f"openvino_{partition.id}"
             for node in partition.nodes:
                 node.meta["delegation_tag"] = tag
-            tags[tag] = self.delegation_spec
+            tags[tag] = spec
         tag_constant_data(exported_program)
         _untag_returned_constants(exported_program)
         _initialise_mutated_buffers(exported_program)
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
+
+
+def _given_once(what: str, keyword, positional):
+    if keyword is not None and positional is not None:
+        raise TypeError(f"{what} were given twice (two arguments of OpenvinoPartitioner name them): give them once")
+    return positional if keyword is None else keyword
+
+
+def _names(what: str, names) -> frozenset:
+    if names is None:
+        return frozenset()
+    if isinstance(names, (str, bytes)):
+        raise TypeError(f"{what} is a {type(names).__name__} {names!r}: give a set of names, e.g. {{{names!r}}}")
+    names = list(names)
+    if any(type(n).__name__ == "CompileSpec" for n in names):
+        raise TypeError(f"{what} holds CompileSpec objects: compile specs were given twice; give them once, "
+                        f"first")
+    wrong = [n for n in names if not isinstance(n, str)]
+    if wrong:
+        raise TypeError(f"{what} holds a {type(wrong[0]).__name__} {wrong[0]!r}: its entries are names (str)")
+    unknown = [n for n in names if what == "op_types_to_skip" and not _is_operator(n)]
+    if unknown:
+        raise ValueError(f"op_types_to_skip names {unknown[0]!r}, which is no operator overload: names are "
+                         f"namespace.operator.overload, e.g. 'aten.relu.default' or 'aten.add.Tensor'")
+    return frozenset(names)
+
+
+def _warn_about_unknown_node_names(exported_program, names) -> None:
+    known = {node.name for node in exported_program.graph.nodes}
+    unknown = sorted(set(names) - known)
+    if unknown:  # a typo, or a partitioner reused for another program
+        operators = [n.name for n in exported_program.graph.nodes if n.op == "call_function"]
+        warnings.warn(f"op_names_to_skip names {unknown}, which no node of this program has; its operator "
+                      f"nodes are named like {operators[:5]}", stacklevel=2)
+
+
+def _is_operator(name: str) -> bool:
+    parts = name.split(".")
+    if len(parts) != 3:
+        return False
+    try:
+        return isinstance(getattr(getattr(getattr(torch.ops, parts[0]), parts[1]), parts[2]), torch._ops.OpOverload)
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def _checked_specs(specs) -> list:
+    from executorch.exir.backend.compile_spec_schema import CompileSpec
+
+    specs = list(specs)
+    for spec in specs:
+        if not isinstance(spec, CompileSpec):
+            raise TypeError(f"compile specs must be executorch CompileSpec objects, e.g. CompileSpec('device', "
+                            f"b'CPU'); got a {type(spec).__name__}: {spec!r}")
+    return specs
 
 
 def _untag_returned_constants(exported_program) -> None:

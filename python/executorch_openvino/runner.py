@@ -35,8 +35,11 @@ def _pip_openvino_elsewhere() -> str | None:
 
 def main() -> None:
     if not RUNNER.is_file():
-        sys.exit(f"executorch-openvino-run: {RUNNER} is missing: this wheel was built without the runner "
-                 "(it is built on Linux only for now)")
+        sys.exit(f"executorch-openvino-run: {RUNNER} is missing. " + (
+            "The runner is built on Linux only for now: this platform's package has none."
+            if not sys.platform.startswith("linux") else
+            "Linux wheels and editable installs carry it, so this installation is incomplete: reinstall "
+            "(pip install --force-reinstall executorch-openvino, or pip install -e <source> again)."))
     if "OPENVINO_LIB_PATH" not in os.environ and "--openvino-lib" not in sys.argv:
         library = _pip_openvino_elsewhere()
         if library:

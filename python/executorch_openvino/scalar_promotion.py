@@ -16,7 +16,7 @@ _ARITHMETIC = {
     torch.ops.aten.add.Tensor, torch.ops.aten.sub.Tensor, torch.ops.aten.mul.Tensor, torch.ops.aten.rsub.Scalar,
     torch.ops.aten.add.Scalar, torch.ops.aten.sub.Scalar, torch.ops.aten.mul.Scalar,
     torch.ops.aten.remainder.Scalar, torch.ops.aten.bitwise_and.Scalar, torch.ops.aten.bitwise_or.Scalar,
-    torch.ops.aten.bitwise_xor.Scalar, torch.ops.aten.floor_divide.default,
+    torch.ops.aten.bitwise_xor.Scalar, torch.ops.aten.floor_divide.default, torch.ops.aten.div.Tensor_mode,
 }
 _INTEGERS = {torch.uint8, torch.int8, torch.int16, torch.int32}
 

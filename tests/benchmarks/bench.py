@@ -4,9 +4,10 @@ For each model (``models.py``) every engine (``engines.py``) is prepared
 (lowered, saved, loaded, checked against eager PyTorch), then timed in rounds:
 each round gives every engine about the same share of time, in a rotated order,
 so that a noisy neighbour slows all engines alike. Figures are per call:
-median and 90th percentile. Ratios are to the OpenVINO API's median of the
-same run. Then fresh processes (``load_probe.py``) load MiniLM to measure
-load time (without and with OpenVINO's model cache) and peak memory.
+median and 90th percentile. Ratios are to the median of OpenVINO's own
+conversion (``openvino.convert_model``) of the same program in the same run.
+Then fresh processes (``load_probe.py``) load MiniLM to measure load time
+(without and with OpenVINO's model cache) and peak memory.
 
 Writes ``results.json``, ``results.md`` and ``latency.png`` to ``--out``.
 """
@@ -27,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "native"))
 
+import concurrency  # noqa: E402
 import torch  # noqa: E402
 from engines import LOCAL_ENGINES, SLOW_CALL_S, BundledOpenvino, environment_for, openvino_model  # noqa: E402
 from models import CASE_NAMES, make_case  # noqa: E402
@@ -46,6 +48,24 @@ def percentile(values: list[float], q: float) -> float:
     low = int(position)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def cpu_features() -> dict:
+    """What decides OpenVINO's CPU speed here: the instruction sets of /proc/cpuinfo that matter for its kernels,
+    and what OpenVINO's CPU plugin reports (``OPTIMIZATION_CAPABILITIES``)."""
+    import openvino as ov
+
+    flags = set()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        flags = set(next((line.split(":", 1)[1].split() for line in cpuinfo.read_text().splitlines()
+                          if line.startswith("flags")), []))
+    wanted = ["avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_bf16", "amx_int8", "avx512_fp16"]
+    # oneDNN (inside OpenVINO's CPU plugin) picks no kernel above ONEDNN_MAX_CPU_ISA: set to AVX2 on an
+    # AVX-512 machine it runs AVX2 kernels (the plugin's capabilities still list the CPU's own).
+    return {"flags": [f for f in wanted if f in flags],
+            "openvino_capabilities": list(ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")),
+            "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA", "")}
 
 
 def machine_info() -> dict:
@@ -89,6 +109,8 @@ def measure_case(name: str, engines: list, workdir: Path, seconds: float, rounds
         ready.append(engine)
         prepared[engine.key] = {"engine": engine.label, "max_abs_vs_eager": max_abs,
                                 "lower_s": engine.lower_s, "load_s": engine.load_s}
+        if engine.ir_operations:
+            prepared[engine.key]["ir_operations"] = engine.ir_operations
         print(f"   prepared {engine.label}: max abs {max_abs:.2e}", flush=True)
     timed = [e for e in ready if e.first_call_s < SLOW_CALL_S]
     # A slow engine's figure is its first (cold) call, flagged as such.
@@ -227,7 +249,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
 
-    results = {"machine": machine_info(), "settings": {"seconds": args.seconds, "rounds": args.rounds},
+    results = {"machine": machine_info() | {"cpu_features": cpu_features()}, "settings": {"seconds": args.seconds, "rounds": args.rounds},
                "models": {}}
     print(json.dumps(results["machine"], indent=1))
     bundled = BundledOpenvino(args.bundled_python) if args.bundled_python else None
@@ -248,6 +270,8 @@ def main(argv=None) -> int:
                 detail = getattr(exc, "stderr", "") or ""
                 print(f"   FAILED: {exc}\n{detail[-3000:]}", flush=True)
                 results["overhead_cpp"] = None
+        if "minilm_b8" in args.cases and "delegate" in args.engines:
+            results["concurrency"] = concurrency.measure(workdir)
         if not args.no_loading and PROBE_CASE in args.cases and "delegate" in args.engines:
             print(f"\n== loading {PROBE_CASE} in fresh processes", flush=True)
             results["loading"] = measure_loading(workdir, args.bundled_python)

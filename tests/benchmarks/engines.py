@@ -8,6 +8,7 @@ interleaved with the other engines (``bench.py``).
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import subprocess
@@ -36,6 +37,7 @@ class Engine:
         self.lower_s: float | None = None
         self.load_s: float | None = None
         self.first_call_s: float | None = None
+        self.ir_operations: dict | None = None  # OpenVINO engines: {"total", "partitions", "types"}
 
     def prepare(self, case, workdir: Path, expected: torch.Tensor) -> float:
         self._prepare(case, workdir)
@@ -86,8 +88,30 @@ class Eager(Engine):
             return self.module(*self.inputs)
 
 
+def ir_operation_counts(model) -> collections.Counter:
+    """OpenVINO operation types of `model`, Parameters, Results and Constants left out. `model` is an
+    ``openvino.Model`` or an ``ExecutorchProgramManager``, whose partitions of this delegate are summed."""
+    import numpy as np
+    import openvino as ov
+
+    if isinstance(model, ov.Model):
+        return collections.Counter(op.get_type_name() for op in model.get_ops()
+                                   if op.get_type_name() not in ("Parameter", "Result", "Constant"))
+    from executorch_openvino import processed_blob
+    from executorch_openvino.backend import BACKEND_ID
+
+    counts, core = collections.Counter(), ov.Core()  # one Core for every partition
+    for _, lowered in model.exported_program().graph_module.named_children():
+        if getattr(lowered, "backend_id", None) == BACKEND_ID:
+            ir = processed_blob.unpack(lowered.processed_bytes)
+            counts += ir_operation_counts(core.read_model(ir.xml, ov.Tensor(np.frombuffer(ir.weights, np.uint8).copy())))
+    return counts
+
+
 class ExecutorchProgram(Engine):
     """A ``.pte`` run through ``executorch.runtime`` (the same harness for every ExecuTorch engine)."""
+
+    counts_ir = False  # this delegate's engines report the OpenVINO operations of their partitions
 
     def _lower(self, case):
         raise NotImplementedError
@@ -96,6 +120,11 @@ class ExecutorchProgram(Engine):
         start = time.perf_counter()
         program = self._lower(case)
         self.lower_s = time.perf_counter() - start
+        if self.counts_ir:
+            counts = ir_operation_counts(program)
+            self.ir_operations = {"total": sum(counts.values()), "partitions": sum(
+                1 for _, m in program.exported_program().graph_module.named_children() if hasattr(m, "backend_id")),
+                "types": dict(counts.most_common())}
         self.pte = workdir / f"{case.name}.{self.key}.pte"
         self.pte.write_bytes(program.buffer)
         self.inputs = list(case.inputs)
@@ -115,6 +144,7 @@ class ExecutorchProgram(Engine):
 
 class Delegate(ExecutorchProgram):
     key, label = "delegate", "this delegate"
+    counts_ir = True
 
     def _lower(self, case):
         import executorch_openvino as exov
@@ -124,11 +154,31 @@ class Delegate(ExecutorchProgram):
 
 class DelegateFast(ExecutorchProgram):
     key, label = "delegate_fast", "this delegate, numerics=fast"
+    counts_ir = True
 
     def _lower(self, case):
         import executorch_openvino as exov
 
         return exov.lower(case.module, case.inputs, numerics="fast")
+
+
+class DelegateDecomposed(ExecutorchProgram):
+    """The default mode with nothing kept out of ExecuTorch's decomposition (``kept_operations.KEPT``
+    emptied while lowering): what the kept operations gain, in the same run."""
+
+    key, label = "delegate_decomposed", "this delegate, nothing kept whole"
+    counts_ir = True
+
+    def _lower(self, case):
+        import executorch_openvino as exov
+        from executorch_openvino import kept_operations
+
+        saved = dict(kept_operations.KEPT)
+        kept_operations.KEPT.clear()
+        try:
+            return exov.lower(case.module, case.inputs)
+        finally:
+            kept_operations.KEPT.update(saved)
 
 
 class Xnnpack(ExecutorchProgram):
@@ -155,13 +205,15 @@ def openvino_model(case):
     """The whole model as one partition, converted as ``exov.lower(..., numerics="fast")`` converts one.
 
     The same steps as ``executorch_openvino.api.lower`` up to the partitioner
-    (contiguous example inputs, its two export passes, ``to_edge``), then the
-    delegate's own conversion of the whole graph. Returns an ``openvino.Model``.
+    (contiguous example inputs, its export passes, ExecuTorch's decomposition
+    with the operations the partitioner keeps whole), then the delegate's own
+    conversion of the whole graph. Returns an ``openvino.Model``.
     """
     import numpy as np
     import openvino as ov
-    from executorch.exir import to_edge
+    from executorch.exir import EdgeCompileConfig, to_edge
 
+    from executorch_openvino import kept_operations
     from executorch_openvino.method_inputs import contiguous
     from executorch_openvino.constant_folding import fold_constant_integer_cumsums
     from executorch_openvino.conversion import convert_partition
@@ -170,31 +222,42 @@ def openvino_model(case):
     exported = torch.export.export(case.module, tuple(contiguous(t) for t in case.inputs))
     keep_zero_dim_integer_dtypes(exported)
     fold_constant_integer_cumsums(exported)
-    ir = convert_partition(to_edge(exported).exported_program(), propagate_nans=False)
+    # Every kept operation stays whole here (the bench's models are float32, where the partitioner keeps them).
+    kept_operations.copy_kept_results(exported, lambda node: node.target in kept_operations.KEPT)
+    config = EdgeCompileConfig(preserve_ops=list(kept_operations.KEPT), _check_ir_validity=False)
+    ir = convert_partition(to_edge(exported, compile_config=config).exported_program(), propagate_nans=False)
     return ov.Core().read_model(ir.xml, ov.Tensor(np.frombuffer(ir.weights, np.uint8).copy()))
 
 
-class RawOpenvino(Engine):
-    """The model converted as the delegate converts a partition, compiled and run with OpenVINO's Python API.
+class OpenvinoConvert(Engine):
+    """What a user who calls ``openvino.convert_model`` on the same ``torch.export`` program gets: the limit.
 
-    The whole program is one partition here (``openvino_model``) and is
-    compiled with the property the delegate passes on CPU
-    (``INFERENCE_PRECISION_HINT=f32``). Unlike ``executorch.runtime``, which
-    copies planned inputs into its arena and clones outputs, nothing is copied. Each call wraps the inputs in
-    ``ov.Tensor`` without copying, sets them, infers and returns a view of
-    OpenVINO's output buffer: the fastest of the idioms measured for OpenVINO's
-    Python API (2026.4.1, x + y on 16 floats: 47 us per call, against 159 us for
-    ``infer(inputs, share_inputs=True, share_outputs=True)``).
+    OpenVINO's own conversion of ``torch.export.export(module, inputs)``, with
+    none of ExecuTorch's decomposition, compiled with the property the delegate
+    passes on CPU (``INFERENCE_PRECISION_HINT=f32``) and run through OpenVINO's
+    Python API without copies. Unlike ``executorch.runtime``, which copies
+    planned inputs into its arena and clones outputs, nothing is copied. Each
+    call wraps the inputs in ``ov.Tensor`` without copying, sets them, infers
+    and returns a view of OpenVINO's output buffer: the fastest of the idioms
+    measured for OpenVINO's Python API (2026.4.1, x + y on 16 floats: 47 us per
+    call, against 159 us for ``infer(inputs, share_inputs=True, share_outputs=True)``).
     """
 
-    key, label = "openvino", "OpenVINO API (same IR)"
+    key, label = "openvino", "OpenVINO convert_model + API"
+
+    def _model(self, case):
+        import openvino as ov
+
+        return ov.convert_model(torch.export.export(case.module, case.inputs))
 
     def _prepare(self, case, workdir):
         import openvino as ov
 
         start = time.perf_counter()
-        model = openvino_model(case)
+        model = self._model(case)
         self.lower_s = time.perf_counter() - start
+        counts = ir_operation_counts(model)
+        self.ir_operations = {"total": sum(counts.values()), "partitions": 1, "types": dict(counts.most_common())}
         start = time.perf_counter()
         core = ov.Core()
         self.compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
@@ -212,6 +275,17 @@ class RawOpenvino(Engine):
 
     def close(self):
         self.request = self.compiled = None
+
+
+class OpenvinoSameIr(OpenvinoConvert):
+    """The whole program converted as the delegate converts a partition (``openvino_model``), compiled and
+    run as :class:`OpenvinoConvert` runs its model: against it, the conversion's loss; against the
+    delegate, the runtime's overhead."""
+
+    key, label = "openvino_same_ir", "OpenVINO API (same IR)"
+
+    def _model(self, case):
+        return openvino_model(case)
 
 
 def environment_for(python: str) -> dict:
@@ -269,4 +343,4 @@ class BundledOpenvino(Engine):
             self.process.wait(timeout=60)
 
 
-LOCAL_ENGINES = [RawOpenvino, Delegate, DelegateFast, Xnnpack, Portable, Eager]
+LOCAL_ENGINES = [OpenvinoConvert, OpenvinoSameIr, Delegate, DelegateFast, DelegateDecomposed, Xnnpack, Portable, Eager]

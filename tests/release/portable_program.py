@@ -80,7 +80,9 @@ def check(folder: Path) -> dict:
 
     runtime = Runtime.get()
     registered = exov.BACKEND_ID in runtime.backend_registry.registered_backend_names
-    method = runtime.load_program((folder / "program.pte").read_bytes()).load_method("forward")
+    # executorch's Method does not keep the Program, which owns the bytes: hold it.
+    program = runtime.load_program((folder / "program.pte").read_bytes())
+    method = program.load_method("forward")
     compiled = _native.live_compiled_models()
     inputs = [torch.from_numpy(np.load(folder / "input0.npy"))]
     outputs = [o.numpy() for o in method.execute(inputs)]

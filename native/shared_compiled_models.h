@@ -1,0 +1,66 @@
+// OpenVINO compiled models shared by the delegate handles of one process.
+//
+// Each init used to compile its own model, so a program loaded twice (two
+// methods, or the copies OpenvinoMethod loads for concurrent calls) compiled
+// twice and held its weights twice. Inits whose processed blob (IR XML and
+// weights, compared byte for byte) and compile options (device, precision,
+// performance hint) are identical now share one compiled model, and each
+// handle creates its own infer request from it: OpenVINO's compiled models
+// serve concurrent infer requests, one per stream. The model and its weights
+// are freed with the last handle.
+//
+// The model cache (kCacheDirOption) is not consulted for a shared model: it
+// exists already. Its CompileReport is that of the init that compiled it.
+#pragma once
+
+#include "compile_specs.h"
+#include "delegate_api.h"
+#include "openvino_library.h"
+#include "processed_blob.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace executorch_openvino {
+
+class SharedCompiledModel {
+ public:
+  // Takes `compiled` and `weights` (from std::aligned_alloc; OpenVINO may read
+  // constants from them for as long as the compiled model lives, docs/design.md).
+  // Copies the blob's XML to compare later blobs with.
+  SharedCompiledModel(const RuntimeOptions& options, const ParsedBlob& blob, void* weights,
+                      ov_compiled_model_t* compiled, const CompileReport& report);
+  ~SharedCompiledModel();
+  SharedCompiledModel(const SharedCompiledModel&) = delete;
+  SharedCompiledModel& operator=(const SharedCompiledModel&) = delete;
+
+  ov_compiled_model_t* compiled() const { return compiled_; }
+  const CompileReport& report() const { return report_; }
+
+  // Whether a partition of `blob` with `options` compiles to this model.
+  bool compiled_from(const RuntimeOptions& options, const ParsedBlob& blob) const;
+
+ private:
+  friend std::shared_ptr<SharedCompiledModel> publish_compiled_model(std::shared_ptr<SharedCompiledModel>);
+  RuntimeOptions options_;
+  std::string xml_;
+  void* weights_;
+  size_t weights_size_;
+  uint32_t checksum_;
+  ov_compiled_model_t* compiled_;
+  CompileReport report_;
+};
+
+// A compiled model this process holds for `blob` with `options`, or nullptr.
+std::shared_ptr<SharedCompiledModel> find_compiled_model(const RuntimeOptions& options, const ParsedBlob& blob);
+
+// Makes `model` findable by later inits and returns it; when another thread
+// published the same model meanwhile (both compiled it), returns that one
+// instead and `model` is freed with the caller's reference.
+std::shared_ptr<SharedCompiledModel> publish_compiled_model(std::shared_ptr<SharedCompiledModel> model);
+
+// SharedCompiledModel objects alive now.
+int shared_compiled_models_alive();
+
+}  // namespace executorch_openvino

@@ -1,0 +1,174 @@
+"""Operations the partitioner keeps out of ExecuTorch's edge decomposition (``Partitioner.ops_to_not_decompose``).
+
+ExecuTorch decomposes a program into core ATen before partitioning, which
+turns ``scaled_dot_product_attention`` into ~10 operations (two matmuls, a
+softmax, the masking) that OpenVINO's CPU plugin runs separately, where its
+PyTorch frontend converts the whole call to one ``ScaledDotProductAttention``
+that runs as a fused attention kernel. An operation listed here reaches the
+partition whole, but only where the partitioner delegates it (the filter is
+the partitioner's own node check, :class:`~executorch_openvino.operator_support.
+OpenvinoOperatorSupport`): a node left to ExecuTorch's CPU kernels is
+decomposed for them as before.
+
+Each entry was measured against its decomposition (``tests/benchmarks/kept_ops.py``
+prints the table: IR operations, latency, and the difference from eager PyTorch
+on ordinary and special values); an operation that was not faster whole, or
+that OpenVINO computes differently from eager PyTorch where the decomposition
+did not, is not listed.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+from .op_names import op_name
+
+aten = torch.ops.aten
+
+
+def float32_only(node: torch.fx.Node, exact: bool = True) -> bool:
+    """Every floating-point tensor the node reads or returns is float32 (the precision these were measured in)."""
+    from .operator_support import tensors_of
+
+    values = [a.meta.get("val") for a in node.all_input_nodes] + [node.meta.get("val")]
+    return all(t.dtype == torch.float32 for t in tensors_of(values) if t.is_floating_point())
+
+
+def _float32_attention(node: torch.fx.Node, exact: bool) -> bool:
+    """SDPA on float32 without dropout (dropout_p is 0 in eval; training programs keep the decomposition)
+    and without grouped-query attention (``enable_gqa=True`` with fewer key heads failed to compile,
+    "key_input_correctness", OpenVINO 2026.4.1).
+
+    The rows whose mask allows no key are set to 0 as PyTorch does
+    (``nan_propagation.zero_rows_without_keys``; OpenVINO gives NaN).
+    """
+    dropout = node.kwargs.get("dropout_p", node.args[4] if len(node.args) > 4 else 0.0)
+    qkv = [a.meta.get("val") if isinstance(a, torch.fx.Node) else None for a in node.args[:3]]
+    # OpenVINO wants rank 3 or more ("Query input rank length must be at least 3"), and a mask
+    # reduced over zero keys has no identity: such calls keep the decomposition.
+    shaped = all(isinstance(t, torch.Tensor) and t.dim() >= 3 and _sizes_positive(t) for t in qkv)
+    return (dropout == 0.0 and not node.kwargs.get("enable_gqa", False) and shaped and float32_only(node))
+
+
+def _sizes_positive(value: torch.Tensor) -> bool:
+    """Every size is at least 1 (a dynamic one by its lower bound)."""
+    for size in value.shape:
+        if isinstance(size, int):
+            if size < 1:
+                return False
+        else:
+            try:
+                if int(size.node.shape_env.bound_sympy(size.node.expr).lower) < 1:
+                    return False
+            except (TypeError, ValueError, AttributeError):
+                return False
+    return True
+
+
+def _fast_float32(node: torch.fx.Node, exact: bool) -> bool:
+    """Only with ``numerics="fast"``: OpenVINO's SoftPlus computes ln(1 + e^x), which rounds to 0 where
+    PyTorch's log1p keeps e^x (``softplus(-20)`` is 2.1e-9 in PyTorch; ``softplus(x, beta=2,
+    threshold=5)`` of 0.00124 was 2.2e-5 off relatively, measured with 2026.4.1); the decomposition is
+    exact there (``nan_propagation``'s log1p)."""
+    return not exact and float32_only(node)
+
+
+def _reflect_or_replicate(node: torch.fx.Node, exact: bool) -> bool:
+    """``F.pad`` in reflect or replicate mode on float32 (constant padding is a core op already), of a
+    tensor without empty dimensions (OpenVINO's Pad refused a batch of 0)."""
+    mode = node.kwargs.get("mode", node.args[2] if len(node.args) > 2 else "constant")
+    source = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
+    return (mode in ("reflect", "replicate") and isinstance(source, torch.Tensor) and _sizes_positive(source)
+            and float32_only(node))
+
+
+# op -> condition(node, exact) on the node besides the partitioner's node check. Each was faster
+# whole than decomposed in tests/benchmarks/kept_ops.py (its table, with the CPU it ran on, is in
+# docs/benchmarks.md); the other candidates there were not.
+KEPT: dict = {
+    aten.scaled_dot_product_attention.default: _float32_attention,
+    aten.mish.default: _fast_float32,
+    aten.softplus.default: _fast_float32,
+    aten.pad.default: _reflect_or_replicate,
+}
+
+
+def kept_names() -> frozenset:
+    """``aten.x.overload`` names of the kept operations."""
+    return frozenset(str(op) for op in KEPT)
+
+
+def ops_to_not_decompose(support, program) -> tuple[list, Callable[[torch.fx.Node], bool]]:
+    """``(ops, filter)`` for ``Partitioner.ops_to_not_decompose`` of `program`: `support` is the
+    partitioner's :class:`~executorch_openvino.operator_support.OpenvinoOperatorSupport` for it."""
+
+    conditions = {str(op): condition for op, condition in KEPT.items()}
+
+    def keep(node: torch.fx.Node) -> bool:
+        # Only the program's own graph: the partitioner delegates nothing inside control flow (torch.cond,
+        # map), where ExecuTorch would apply the filter too and then fail "was not decomposed or delegated".
+        if node.op != "call_function" or node.graph is not graph:
+            return False
+        condition = conditions.get(op_name(node.target))
+        return (condition is not None and condition(node, support.exact) and _layouts_from_views(node)
+                and support.supported_before_decomposition(node))
+
+    graph = program.graph
+    return list(KEPT), keep
+
+
+def _layouts_from_views(node: torch.fx.Node) -> bool:
+    """Each input is contiguous, or strided only by views, which the edge dialect makes contiguous copies
+    of; a layout an op chose (``x.contiguous(memory_format=torch.channels_last)``) stays, and the
+    partitioner would refuse the kept node after decomposition."""
+
+    pending = list(node.all_input_nodes)
+    while pending:
+        source = pending.pop()
+        value = source.meta.get("val")
+        if source.op == "call_function" and op_name(source.target) in _VIEWS:
+            pending.extend(source.all_input_nodes)
+        elif isinstance(value, torch.Tensor) and not value.is_contiguous():
+            return False
+    return True
+
+
+# Ops whose result is a view of their input (strided, not copied).
+_VIEWS = frozenset({
+    "aten.transpose.int", "aten.permute.default", "aten.view.default", "aten.reshape.default",
+    "aten.unsqueeze.default", "aten.squeeze.dim", "aten.squeeze.dims", "aten.expand.default",
+    "aten.slice.Tensor", "aten.select.int", "aten.t.default", "aten.alias.default", "aten.unflatten.int",
+    "aten.flatten.using_ints", "aten.split.Tensor", "aten.split_with_sizes.default", "aten.chunk.default",
+    "aten.unbind.int", "aten.narrow.default", "aten.view_as.default", "aten.expand_as.default", "getitem",
+})
+
+
+def copy_kept_results(program: torch.export.ExportedProgram, keep) -> torch.export.ExportedProgram:
+    """Follows each node that `keep` (the filter of :func:`ops_to_not_decompose`) keeps with a contiguous copy.
+
+    The views torch.export traced on a kept operation's result follow eager's
+    strides, which can differ from those ExecuTorch's stand-in for the kept op
+    gives it (measured, torch 2.13: ``scaled_dot_product_attention`` returned a
+    (B, L, H, E)-strided tensor, so HF BERT's ``attn.transpose(1, 2).reshape(B, L, -1)``
+    became a ``view``; kept whole, the result was contiguous and that view
+    raised "Cannot view a tensor with shape ..."). After a contiguous copy the
+    strides are the same either way. Inside a partition OpenVINO's converter
+    drops the copy. Returns `program` (changed in place).
+    """
+    changed = False
+    for node in list(program.graph.nodes):
+        if not keep(node) or not isinstance(node.meta.get("val"), torch.Tensor):
+            continue
+        users = list(node.users)
+        with program.graph.inserting_after(node):
+            copy = program.graph.call_function(aten.clone.default, (node,),
+                                               {"memory_format": torch.contiguous_format})
+        copy.meta["val"] = node.meta["val"].clone(memory_format=torch.contiguous_format)
+        for user in users:
+            user.replace_input_with(node, copy)
+        changed = True
+    if changed:
+        program.graph_module.recompile()
+    return program
