@@ -248,7 +248,7 @@ def numerics(session: nox.Session, openvino: str) -> None:
     """Measures OpenVINO's CPU results against eager PyTorch where PyTorch's are exact (a Markdown table)."""
     session.install(TORCH)
     session.install(f"openvino=={openvino}", "numpy", "packaging")
-    session.run("python", str(ROOT / "tests" / "numerics_table.py"))
+    session.run("python", str(ROOT / "tests" / "helpers" / "numerics_table.py"))
 
 
 # ExecuTorch's operator conformance suite (in the executorch wheel) against our delegate.
@@ -425,7 +425,7 @@ def runner(session: nox.Session) -> None:
     built = install / "executorch_openvino" / "executorch_openvino_run"
     library = sorted((openvino / "libs").glob("libopenvino_c.so*"))[-1]
     with session.chdir(session.create_tmp()):
-        session.run("python", str(ROOT / "tests" / "runner_check.py"), str(built), str(library), external=True)
+        session.run("python", str(ROOT / "tests" / "helpers" / "runner_check.py"), str(built), str(library), external=True)
 
 
 EDITABLE_DIR = BUILD / "editable-check"
@@ -457,7 +457,7 @@ def editable(session: nox.Session) -> None:
     editable_steps.copy_sources(source, EDITABLE_SOURCES)
     session.install(TORCH, *BUILD_REQUIREMENTS, "numpy", "pyelftools")  # torch pinned: no CUDA build
     before = site_packages.distribution_state(session, ["torch", "executorch"])
-    check = [str(ROOT / "tests" / "editable_check.py")]
+    check = [str(ROOT / "tests" / "helpers" / "editable_check.py")]
     install = ["python", "-m", "pip", "install", "--no-build-isolation", "-e", str(source)]
     workdir = session.create_tmp()  # nothing importable from here
 

@@ -114,7 +114,7 @@ def check_fully_delegated(module: torch.nn.Module, inputs: tuple, **tolerance) -
 @pytest.fixture(scope="session")
 def pip_openvino_c_library() -> Path:
     """The C library of the pip openvino package installed with the tests."""
-    from executorch_openvino.library_discovery import pip_openvino_library_dir
+    from executorch_openvino.runtime.library_discovery import pip_openvino_library_dir
 
     libs = pip_openvino_library_dir()
     assert libs is not None, "the tests need the pip openvino package"

@@ -2,7 +2,7 @@
 
 With padding, count_include_pad and a last window past the padded end,
 OpenVINO divides that window by the whole kernel (PyTorch by the part inside);
-conversion pads explicitly instead (see ``executorch_openvino.avg_pool_padding``).
+conversion pads explicitly instead (see ``executorch_openvino.lowering.passes.avg_pool_padding``).
 Each case here is delegated whole and compared with eager; the OVERFLOWING ones
 fail without that rewrite (their last outputs differ by a factor such as 2/3).
 """

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import executorch_openvino as exov
-from executorch_openvino.integer_ranges import FLOAT32_EXACT, integer_ranges
+from executorch_openvino.lowering.integer_ranges import FLOAT32_EXACT, integer_ranges
 from conftest import Fn, assert_matches_eager, eager, lower, run
 
 

@@ -10,8 +10,8 @@ import torch
 
 import executorch_openvino as exov
 from conftest import Fn, assert_matches_eager, eager, lower, run
-from executorch_openvino.backend import BACKEND_ID
-from executorch_openvino.conversion import op_name
+from executorch_openvino.lowering.preprocess import BACKEND_ID
+from executorch_openvino.lowering.ops import op_name
 
 F = torch.nn.functional
 SDPA = "aten.scaled_dot_product_attention.default"

@@ -19,8 +19,8 @@ from executorch_openvino.lifecycle import BackendState, BackendStateError, OpenV
 from executorch_openvino.backend_config import OpenVINOBackendConfig
 from conftest import FLOAT32_TOLERANCE, OneInput, assert_matches_eager
 
-TESTS = Path(__file__).resolve().parent
-sys.path.insert(0, str(TESTS))  # lifecycle_models, which the child processes import too
+HELPERS = Path(__file__).resolve().parent / "helpers"
+sys.path.insert(0, str(HELPERS))  # lifecycle_models, which the child processes import too
 from lifecycle_models import Classifier, Counter, Heads, classifier_inputs  # noqa: E402
 BATCH = torch.export.Dim("batch", min=2, max=32)
 DYNAMIC = {"x": {0: BATCH}, "pair": (None, None), "steps": None, "scale": None}
@@ -245,7 +245,7 @@ def test_a_checkpoint_written_by_one_process_is_deployed_and_inferred_by_another
     # The child builds and writes the checkpoint; this process deploys it with no module at all.
     code = f"""
         import json, sys, torch
-        sys.path.insert(0, {str(TESTS)!r})
+        sys.path.insert(0, {str(HELPERS)!r})
         from executorch_openvino import OpenVINOBackend, OpenVINOBackendConfig
         from lifecycle_models import Classifier, classifier_inputs
         args, kwargs = classifier_inputs()

@@ -1,4 +1,4 @@
-"""Where OpenVINO's CPU plugin computes differently from PyTorch (tests/numerics_table.py measures it),
+"""Where OpenVINO's CPU plugin computes differently from PyTorch (tests/helpers/numerics_table.py measures it),
 the default lowering keeps the result exact; ``numerics="fast"`` delegates anyway."""
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ class PositionIds(torch.nn.Module):
 
 
 def test_integer_cumsums_of_constants_are_folded_each_on_its_own():
-    from executorch_openvino.constant_folding import fold_constant_integer_cumsums
+    from executorch_openvino.lowering.passes.constant_cumsums import fold_constant_integer_cumsums
 
     model = PositionIds().eval()
     inputs = (torch.arange(5).view(1, 5), torch.randn(300))
@@ -153,7 +153,7 @@ class UnfoldableCumsum(torch.nn.Module):
 
 
 def test_a_cumsum_of_constants_that_cannot_be_evaluated_is_named_and_left_in_place():
-    from executorch_openvino.constant_folding import fold_constant_integer_cumsums
+    from executorch_openvino.lowering.passes.constant_cumsums import fold_constant_integer_cumsums
 
     program = torch.export.export(UnfoldableCumsum().eval(), (torch.ones(3, dtype=torch.int64),))
     with pytest.warns(UserWarning, match=r"integer cumsum 'cumsum' reads only constants but could not be "

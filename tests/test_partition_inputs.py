@@ -8,7 +8,7 @@ import torch
 
 import executorch_openvino as exov
 from conftest import Fn, assert_matches_eager, eager, lower
-from executorch_openvino.conversion import ConversionError, convert_partition
+from executorch_openvino.lowering.conversion import ConversionError, convert_partition
 
 
 def _compile(ir):

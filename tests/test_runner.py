@@ -81,7 +81,7 @@ def test_the_runner_is_in_the_wheel_and_lists_methods(small_program):
 
 
 def test_the_runner_finds_the_pip_package_next_to_its_own(small_program):
-    from executorch_openvino.library_discovery import pip_openvino_library_dir
+    from executorch_openvino.runtime.library_discovery import pip_openvino_library_dir
 
     result = run_runner(small_program[0], "--random-inputs")
     assert result.returncode == 0, result.stderr
@@ -297,7 +297,7 @@ def test_a_copied_runner_finds_openvino_by_option_variable_and_install_tree(smal
 
 
 def test_a_missing_runner_is_named_with_what_to_do(monkeypatch, tmp_path):
-    from executorch_openvino import runner
+    from executorch_openvino.runtime import runner
 
     monkeypatch.setattr(runner, "RUNNER", tmp_path / "executorch_openvino_run")
     with pytest.raises(SystemExit, match=r"executorch_openvino_run is missing\. Linux wheels and editable installs "

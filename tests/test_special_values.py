@@ -22,8 +22,8 @@ import torch.nn.functional as F
 
 import executorch_openvino as exov
 from conftest import run
-from executorch_openvino.conversion import op_name
-from executorch_openvino.operator_support import openvino_supported_ops
+from executorch_openvino.lowering.ops import op_name
+from executorch_openvino.lowering.operator_support import openvino_supported_ops
 
 NAN, INF = math.nan, math.inf
 # Subnormal results may differ by up to the smallest normal float32 (documented).

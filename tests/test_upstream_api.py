@@ -204,7 +204,7 @@ def test_exact_and_fast_remainders_and_the_remainders_executorch_adds(tmp_path):
     before; to_edge().to_backend() refuses one inside a torch.cond branch."""
     from executorch.exir import to_edge
 
-    from executorch_openvino.operator_support import openvino_supported_ops
+    from executorch_openvino.lowering.operator_support import openvino_supported_ops
 
     x = torch.tensor([-7, -1, 7, 0, 5], dtype=torch.int32)
     module = Fn(lambda x: (x % 3, torch.remainder(x, -4)))

@@ -39,7 +39,7 @@ except ImportError as exc:
         raise
     import_problem = exc
 else:
-    from .library_discovery import pip_openvino_library_dir
+    from .runtime.library_discovery import pip_openvino_library_dir
 
     BACKEND_ID: str = _native.BACKEND_ID
 
@@ -175,11 +175,11 @@ def last_error() -> str:
 def __getattr__(name):
     # The lowering side imports torch and executorch.exir: load it on first use.
     if name == "OpenvinoPartitioner":
-        from .partitioner import OpenvinoPartitioner
+        from .lowering.partitioner import OpenvinoPartitioner
 
         return OpenvinoPartitioner
     if name == "ExecutorchOpenvinoBackend":
-        from .backend import ExecutorchOpenvinoBackend
+        from .lowering.preprocess import ExecutorchOpenvinoBackend
 
         return ExecutorchOpenvinoBackend
     if name in ("OpenVINOBackend", "BackendState", "BackendStateError"):

@@ -18,9 +18,9 @@ from pathlib import Path
 import torch
 
 from . import _native
-from .method_inputs import as_method_inputs, contiguous, explain_refused_inputs
-from .partitioner import OpenvinoPartitioner
-from .output_copies import copy_outputs_that_are_inputs
+from .runtime.method_inputs import as_method_inputs, contiguous, explain_refused_inputs
+from .lowering.partitioner import OpenvinoPartitioner
+from .lowering.passes import run_before_emission
 
 
 def lower(module: torch.nn.Module, example_inputs: tuple, *, device: str = "CPU",
@@ -41,7 +41,7 @@ def lower(module: torch.nn.Module, example_inputs: tuple, *, device: str = "CPU"
     bounds when the method loads (measured: a (n <= 1e6, 256) float32
     input/output pair cost 1980 MiB resident at load, 27 MiB unplanned). An
     output that is an input is then returned through a copy
-    (:mod:`executorch_openvino.output_copies`: ExecuTorch 1.5.1 returned zeros).
+    (:mod:`executorch_openvino.lowering.passes.returned_inputs`: ExecuTorch 1.5.1 returned zeros).
     """
     partitioner = OpenvinoPartitioner(device=device, inference_precision=inference_precision, numerics=numerics,
                                       performance_hint=performance_hint)
@@ -108,7 +108,7 @@ def lower_exported(exported, partitioner: OpenvinoPartitioner, *, plan_inputs: b
     changes_inputs = any(spec.kind.name == "USER_INPUT_MUTATION" for spec in signature.output_specs)
     planning = MemoryPlanningPass(alloc_graph_input=plan_inputs or changes_inputs, alloc_graph_output=plan_inputs)
     if not plan_inputs:
-        copy_outputs_that_are_inputs(edge.exported_program())
+        run_before_emission(edge.exported_program())
     return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=planning))
 
 
@@ -148,7 +148,7 @@ def delegation_summary(program, method: str = "forward") -> DelegationSummary:
     lowered gives ``delegated == 0``. Raises ``TypeError`` for anything else, ``ValueError`` for a method
     the manager lacks (naming those it has).
     """
-    from .backend import BACKEND_ID
+    from .lowering.preprocess import BACKEND_ID
 
     if hasattr(program, "exported_program") and callable(program.exported_program):
         methods = sorted(getattr(program, "methods", None) or [method])

@@ -203,7 +203,7 @@ class OpenVINOBackend:
             return self
 
     def _partitioner(self, device: str):
-        from .partitioner import OpenvinoPartitioner
+        from .lowering.partitioner import OpenvinoPartitioner
 
         c = self.config
         return OpenvinoPartitioner(device=device, inference_precision=c.inference_precision,

@@ -98,7 +98,7 @@ def ir_operation_counts(model) -> collections.Counter:
         return collections.Counter(op.get_type_name() for op in model.get_ops()
                                    if op.get_type_name() not in ("Parameter", "Result", "Constant"))
     from executorch_openvino import processed_blob
-    from executorch_openvino.backend import BACKEND_ID
+    from executorch_openvino.lowering.preprocess import BACKEND_ID
 
     counts, core = collections.Counter(), ov.Core()  # one Core for every partition
     for _, lowered in model.exported_program().graph_module.named_children():
@@ -171,7 +171,7 @@ class DelegateDecomposed(ExecutorchProgram):
 
     def _lower(self, case):
         import executorch_openvino as exov
-        from executorch_openvino import kept_operations
+        from executorch_openvino.lowering import kept_operations
 
         saved = dict(kept_operations.KEPT)
         kept_operations.KEPT.clear()
@@ -213,17 +213,18 @@ def openvino_model(case):
     import openvino as ov
     from executorch.exir import EdgeCompileConfig, to_edge
 
-    from executorch_openvino import kept_operations
-    from executorch_openvino.method_inputs import contiguous
-    from executorch_openvino.constant_folding import fold_constant_integer_cumsums
-    from executorch_openvino.conversion import convert_partition
-    from executorch_openvino.scalar_promotion import keep_zero_dim_integer_dtypes
+    from executorch_openvino.lowering import kept_operations
+    from executorch_openvino.lowering.passes.kept_result_copies import copy_kept_results
+    from executorch_openvino.runtime.method_inputs import contiguous
+    from executorch_openvino.lowering.passes.constant_cumsums import fold_constant_integer_cumsums
+    from executorch_openvino.lowering.conversion import convert_partition
+    from executorch_openvino.lowering.passes.zero_dim_integer_dtypes import keep_zero_dim_integer_dtypes
 
     exported = torch.export.export(case.module, tuple(contiguous(t) for t in case.inputs))
     keep_zero_dim_integer_dtypes(exported)
     fold_constant_integer_cumsums(exported)
     # Every kept operation stays whole here (the bench's models are float32, where the partitioner keeps them).
-    kept_operations.copy_kept_results(exported, lambda node: node.target in kept_operations.KEPT)
+    copy_kept_results(exported, lambda node: node.target in kept_operations.KEPT)
     config = EdgeCompileConfig(preserve_ops=list(kept_operations.KEPT), _check_ir_validity=False)
     ir = convert_partition(to_edge(exported, compile_config=config).exported_program(), propagate_nans=False)
     return ov.Core().read_model(ir.xml, ov.Tensor(np.frombuffer(ir.weights, np.uint8).copy()))

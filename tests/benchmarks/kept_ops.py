@@ -1,4 +1,4 @@
-"""Measures each candidate of ``executorch_openvino.kept_operations``: the operation kept whole against
+"""Measures each candidate of ``executorch_openvino.lowering.kept_operations``: the operation kept whole against
 ExecuTorch's decomposition of it, on this machine.
 
 For every candidate, a small module built around the operation is lowered
@@ -137,7 +137,7 @@ def _with_special_values(inputs: tuple) -> tuple:
 
 def measure(name: str, seconds: float) -> dict:
     import executorch_openvino as exov
-    from executorch_openvino import kept_operations
+    from executorch_openvino.lowering import kept_operations
 
     op, build = CANDIDATES[name]
     torch.manual_seed(0)
@@ -193,7 +193,7 @@ def attention_special_value_sweep() -> dict:
     import itertools
 
     import executorch_openvino as exov
-    from executorch_openvino import kept_operations
+    from executorch_openvino.lowering import kept_operations
 
     attention = torch.nn.functional.scaled_dot_product_attention
     g = torch.Generator().manual_seed(0)

@@ -126,7 +126,7 @@ def _lower(path: str, spec, example, options: dict):
 
 def delegated_ops(program) -> tuple:
     """(names of the ops inside OpenVINO partitions, number of partitions) of a lowered program."""
-    from executorch_openvino.backend import BACKEND_ID
+    from executorch_openvino.lowering.preprocess import BACKEND_ID
 
     names, partitions = [], 0
     module = program.exported_program().graph_module

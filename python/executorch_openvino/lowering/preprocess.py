@@ -11,8 +11,8 @@ import warnings
 import torch
 from executorch.exir.backend.backend_details import BackendDetails, PreprocessResult
 
-from . import processed_blob
-from .compile_specs import resolve_options
+from .. import processed_blob
+from ..compile_specs import resolve_options
 from .conversion import convert_partition
 
 
@@ -20,7 +20,7 @@ class ExecutorchOpenvinoBackend(BackendDetails):
     """Preprocess: one partition -> processed blob (header + OpenVINO IR).
 
     Raises ``ValueError`` for bad compile specs (before conversion starts) and
-    ``executorch_openvino.conversion.ConversionError`` when OpenVINO cannot
+    ``executorch_openvino.lowering.conversion.ConversionError`` when OpenVINO cannot
     convert the partition.
     """
 

@@ -39,12 +39,11 @@ import functools
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-from .avg_pool_padding import AVG_POOLS
-from .avg_pool_padding import can_delegate as can_delegate_avg_pool
-from .conversion import DIM_ORDER_OPS, TORCH_TO_OPENVINO, is_bare_copy
 from .integer_ranges import FLOAT32_EXACT, within
 from .kept_operations import kept_names
-from .op_names import CASTS, op_name
+from .ops import CASTS, DIM_ORDER_OPS, TORCH_TO_OPENVINO, is_bare_copy, op_name, tensors_of
+from .passes.avg_pool_padding import AVG_POOLS
+from .passes.avg_pool_padding import can_delegate as can_delegate_avg_pool
 
 # Ops whose integer results are values of their integer inputs (or of constant
 # arguments checked separately): OpenVINO's narrowing cannot change them when
@@ -181,15 +180,6 @@ def openvino_supported_ops() -> frozenset:
     from openvino.frontend.pytorch.torchdynamo.op_support import OperatorSupport
 
     return frozenset(OperatorSupport({})._support_dict)
-
-
-def tensors_of(value):
-    """The tensors in a node value (a tensor, or nested lists/tuples of them), in order."""
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from tensors_of(v)
 
 
 def _is_symbolic(value) -> bool:

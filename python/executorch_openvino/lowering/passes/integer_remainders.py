@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-from .op_names import op_name
+from ..ops import op_name
 
 _REMAINDERS = {torch.ops.aten.remainder.Scalar, torch.ops.aten.remainder.Tensor}
 

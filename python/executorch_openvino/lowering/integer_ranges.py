@@ -19,7 +19,7 @@ import operator
 
 import torch
 
-from .op_names import op_name
+from .ops import op_name
 
 FLOAT32_EXACT = 2**24  # float32's 24-bit significand: every integer of at most this magnitude is exact
 

@@ -43,7 +43,7 @@ import operator
 
 import torch
 
-from .op_names import op_name
+from ..ops import op_name
 
 aten = torch.ops.aten
 

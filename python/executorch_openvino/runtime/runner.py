@@ -14,7 +14,7 @@ from pathlib import Path
 
 # Found through the package's resources, not __file__: an editable install
 # serves this file from the source tree and the runner from where the build put it.
-RUNNER = Path(files(__package__).joinpath("executorch_openvino_run"))
+RUNNER = Path(files("executorch_openvino").joinpath("executorch_openvino_run"))
 
 
 def _pip_openvino_elsewhere() -> str | None:

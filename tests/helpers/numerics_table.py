@@ -5,7 +5,7 @@ Each case is exported with torch.export, converted with ``openvino.convert_model
 precision hint and run twice; the table gives eager PyTorch's result and
 OpenVINO's second one. Run by ``nox -s numerics``; the README quotes the table.
 
-    python tests/numerics_table.py
+    python tests/helpers/numerics_table.py
 """
 
 from __future__ import annotations

@@ -9,21 +9,20 @@ from executorch.exir.backend.partitioner import DelegationSpec, Partitioner, Par
 from executorch.exir.backend.utils import tag_constant_data
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
-from .backend import BACKEND_ID
-from .compile_specs import make_compile_specs, program_state_spec, resolve_options
-from .constant_folding import fold_constant_integer_cumsums
+from ..compile_specs import make_compile_specs, program_state_spec, resolve_options
 from .integer_ranges import integer_ranges
-from .integer_remainder import refuse_remainders_left_for_executorch, rewrite_integer_remainders
-from .kept_operations import ops_to_not_decompose, copy_kept_results
+from .kept_operations import ops_to_not_decompose
 from .operator_support import OpenvinoOperatorSupport, flushed_constant_names
-from .scalar_promotion import keep_zero_dim_integer_dtypes
+from .passes import run_before_decomposition
+from .passes.integer_remainders import refuse_remainders_left_for_executorch
+from .preprocess import BACKEND_ID
 
 
 class OpenvinoPartitioner(Partitioner):
     """Delegates every connected group of OpenVINO-supported nodes.
 
     What OpenVINO would compute differently from PyTorch stays on ExecuTorch's
-    CPU kernels (see :mod:`executorch_openvino.operator_support`).
+    CPU kernels (see :mod:`executorch_openvino.lowering.operator_support`).
 
     ``device``, ``inference_precision``, ``numerics`` and ``performance_hint`` become compile specs (see
     :mod:`executorch_openvino.compile_specs`). Alternatively give the compile specs themselves, a list of
@@ -98,7 +97,7 @@ class OpenvinoPartitioner(Partitioner):
 
     def ops_to_not_decompose(self, exported_program):
         """The operations OpenVINO runs better whole, kept so where this partitioner delegates them
-        (:mod:`executorch_openvino.kept_operations`)."""
+        (:mod:`executorch_openvino.lowering.kept_operations`)."""
         return ops_to_not_decompose(self._support(exported_program), exported_program)
 
     def transform_for_pre_decomposition(self, exported_program):
@@ -107,14 +106,12 @@ class OpenvinoPartitioner(Partitioner):
         program): 0-d integer operands keep eager's result dtype, integer remainders are rewritten exactly (with ``numerics="exact"``),
         integer cumsums of constants are folded, and the views of kept operations' results are made valid
         for the strides ExecuTorch gives them."""
-        keep_zero_dim_integer_dtypes(exported_program)
-        # "fast" delegates remainders (where OpenVINO's converter takes them: 2026.4.1, not 2025.4.1, whose
-        # fast-mode remainders partition() refuses), and OpenVINO's integer floor division truncates (README).
-        if self.options.numerics == "exact":
-            rewrite_integer_remainders(exported_program)
+        exact = self.options.numerics == "exact"
+        program = run_before_decomposition(exported_program, exact=exact,
+                                           kept_filter=lambda p: self.ops_to_not_decompose(p)[1])
+        if exact:
             self._remainders_rewritten += 1
-        fold_constant_integer_cumsums(exported_program)
-        return copy_kept_results(exported_program, self.ops_to_not_decompose(exported_program)[1])
+        return program
 
     def partition(self, exported_program) -> PartitionResult:
         support = self._support(exported_program)

@@ -6,7 +6,7 @@ softmax, the masking) that OpenVINO's CPU plugin runs separately, where its
 PyTorch frontend converts the whole call to one ``ScaledDotProductAttention``
 that runs as a fused attention kernel. An operation listed here reaches the
 partition whole, but only where the partitioner delegates it (the filter is
-the partitioner's own node check, :class:`~executorch_openvino.operator_support.
+the partitioner's own node check, :class:`~executorch_openvino.lowering.operator_support.
 OpenvinoOperatorSupport`): a node left to ExecuTorch's CPU kernels is
 decomposed for them as before.
 
@@ -23,15 +23,13 @@ from typing import Callable
 
 import torch
 
-from .op_names import op_name
+from .ops import VIEW_OPS, op_name, tensors_of
 
 aten = torch.ops.aten
 
 
 def float32_only(node: torch.fx.Node, exact: bool = True) -> bool:
     """Every floating-point tensor the node reads or returns is float32 (the precision these were measured in)."""
-    from .operator_support import tensors_of
-
     values = [a.meta.get("val") for a in node.all_input_nodes] + [node.meta.get("val")]
     return all(t.dtype == torch.float32 for t in tensors_of(values) if t.is_floating_point())
 
@@ -102,7 +100,7 @@ def kept_names() -> frozenset:
 
 def ops_to_not_decompose(support, program) -> tuple[list, Callable[[torch.fx.Node], bool]]:
     """``(ops, filter)`` for ``Partitioner.ops_to_not_decompose`` of `program`: `support` is the
-    partitioner's :class:`~executorch_openvino.operator_support.OpenvinoOperatorSupport` for it."""
+    partitioner's :class:`~executorch_openvino.lowering.operator_support.OpenvinoOperatorSupport` for it."""
 
     conditions = {str(op): condition for op, condition in KEPT.items()}
 
@@ -128,47 +126,8 @@ def _layouts_from_views(node: torch.fx.Node) -> bool:
     while pending:
         source = pending.pop()
         value = source.meta.get("val")
-        if source.op == "call_function" and op_name(source.target) in _VIEWS:
+        if source.op == "call_function" and op_name(source.target) in VIEW_OPS:
             pending.extend(source.all_input_nodes)
         elif isinstance(value, torch.Tensor) and not value.is_contiguous():
             return False
     return True
-
-
-# Ops whose result is a view of their input (strided, not copied).
-_VIEWS = frozenset({
-    "aten.transpose.int", "aten.permute.default", "aten.view.default", "aten.reshape.default",
-    "aten.unsqueeze.default", "aten.squeeze.dim", "aten.squeeze.dims", "aten.expand.default",
-    "aten.slice.Tensor", "aten.select.int", "aten.t.default", "aten.alias.default", "aten.unflatten.int",
-    "aten.flatten.using_ints", "aten.split.Tensor", "aten.split_with_sizes.default", "aten.chunk.default",
-    "aten.unbind.int", "aten.narrow.default", "aten.view_as.default", "aten.expand_as.default", "getitem",
-})
-
-
-def copy_kept_results(program: torch.export.ExportedProgram, keep) -> torch.export.ExportedProgram:
-    """Follows each node that `keep` (the filter of :func:`ops_to_not_decompose`) keeps with a contiguous copy.
-
-    The views torch.export traced on a kept operation's result follow eager's
-    strides, which can differ from those ExecuTorch's stand-in for the kept op
-    gives it (measured, torch 2.13: ``scaled_dot_product_attention`` returned a
-    (B, L, H, E)-strided tensor, so HF BERT's ``attn.transpose(1, 2).reshape(B, L, -1)``
-    became a ``view``; kept whole, the result was contiguous and that view
-    raised "Cannot view a tensor with shape ..."). After a contiguous copy the
-    strides are the same either way. Inside a partition OpenVINO's converter
-    drops the copy. Returns `program` (changed in place).
-    """
-    changed = False
-    for node in list(program.graph.nodes):
-        if not keep(node) or not isinstance(node.meta.get("val"), torch.Tensor):
-            continue
-        users = list(node.users)
-        with program.graph.inserting_after(node):
-            copy = program.graph.call_function(aten.clone.default, (node,),
-                                               {"memory_format": torch.contiguous_format})
-        copy.meta["val"] = node.meta["val"].clone(memory_format=torch.contiguous_format)
-        for user in users:
-            user.replace_input_with(node, copy)
-        changed = True
-    if changed:
-        program.graph_module.recompile()
-    return program

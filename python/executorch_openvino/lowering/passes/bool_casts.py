@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from .op_names import CASTS, op_name
+from ..ops import CASTS, op_name
 
 
 def _is_integer_to_bool(node: torch.fx.Node) -> bool:

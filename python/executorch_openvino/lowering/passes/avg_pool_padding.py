@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .op_names import op_name
+from ..ops import op_name
 
 AVG_POOLS = {
     "aten.avg_pool1d.default": torch.ops.aten.avg_pool1d.default,

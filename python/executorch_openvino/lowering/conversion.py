@@ -14,146 +14,9 @@ from pathlib import Path
 
 import torch
 
-from . import avg_pool_padding, bool_casts, nan_propagation
-from .op_names import op_name
-from .processed_blob import LOWERED_WITH_KEY, OpenvinoIr
-
-# torch dtype -> OpenVINO element type name; the delegate's runtime supports these.
-TORCH_TO_OPENVINO = {
-    torch.float32: "f32",
-    torch.float16: "f16",
-    torch.bfloat16: "bf16",
-    torch.float64: "f64",
-    torch.int8: "i8",
-    torch.int16: "i16",
-    torch.int32: "i32",
-    torch.int64: "i64",
-    torch.uint8: "u8",
-    torch.bool: "boolean",
-}
-
-
-# ExecuTorch's edge dialect spells these aten ops as dim-order ops; for the
-# contiguous layout (the only one the partitioner takes) they mean the same.
-DIM_ORDER_OPS = {
-    "dim_order_ops._to_dim_order_copy.default": torch.ops.aten._to_copy.default,
-    "dim_order_ops._clone_dim_order.default": torch.ops.aten.clone.default,
-}
-
-
-def _restore_aten_ops(program: torch.export.ExportedProgram) -> None:
-    for node in program.graph.nodes:
-        if node.op == "call_function":
-            aten_op = DIM_ORDER_OPS.get(op_name(node.target))
-            if aten_op is not None:
-                node.target = aten_op
-                node.kwargs = {k: v for k, v in node.kwargs.items() if k != "dim_order"}
-            _spell_out_all_dims(node)
-            if op_name(node.target) in avg_pool_padding.AVG_POOLS:
-                avg_pool_padding.spell_out_arguments(node)
-    program.graph_module.recompile()
-
-
-# Reductions whose dim list, when absent, None or [], means every dim; its argument position.
-_REDUCTION_DIMS = {"aten.amax.default": 1, "aten.amin.default": 1, "aten.mean.dim": 1, "aten.sum.dim_IntList": 1}
-_PERMUTES = ("aten.permute_copy.default", "aten.permute.default")
-
-
-def _spell_out_all_dims(node: torch.fx.Node) -> None:
-    """Dim lists written out in full, as OpenVINO 2025.4.1's converter needs them.
-
-    ``x.amax()`` and ``torch.mean(x, dim=None)`` become reductions over
-    ``[0, ..., rank-1]`` ("Got less inputs 1 than expected 2"); ``x.permute(-1, 0, -2)``
-    gets non-negative dims (its conversion failed).
-    """
-    name = op_name(node.target)
-    value = node.args[0].meta.get("val") if node.args and isinstance(node.args[0], torch.fx.Node) else None
-    if not isinstance(value, torch.Tensor) or value.dim() == 0:
-        return
-    if name in _REDUCTION_DIMS:
-        position = _REDUCTION_DIMS[name]
-        dims = node.kwargs.get("dim", node.args[position] if len(node.args) > position else None)
-        if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
-            args = list(node.args) + [None] * max(0, position + 1 - len(node.args))
-            args[position] = list(range(value.dim()))
-            node.args = tuple(args)
-            node.kwargs = {k: v for k, v in node.kwargs.items() if k != "dim"}
-    elif name in _PERMUTES and any(d < 0 for d in node.args[1]):
-        node.args = (node.args[0], [d % value.dim() for d in node.args[1]], *node.args[2:])
-
-
-# Ops that OpenVINO's converter turns into nothing when the result has its
-# source's shape and dtype (a clone, a full slice, a same-dtype ``.to()``...):
-# a partition returning such a copy would return its source's tensor.
-COPY_OPS = frozenset({
-    "aten.clone.default", "aten.alias_copy.default", "aten.lift_fresh_copy.default", "aten.detach_copy.default",
-    "aten._to_copy.default", "aten.slice_copy.Tensor", "aten.view_copy.default", "aten.expand_copy.default",
-    "aten.squeeze_copy.dims", "aten.squeeze_copy.dim", "aten.unsqueeze_copy.default",
-})
-
-
-def is_bare_copy(node) -> bool:
-    """A copy op whose result has its source's dtype and shape (a cast or reshape is not bare)."""
-    if not (isinstance(node, torch.fx.Node) and node.op == "call_function" and node.args
-            and isinstance(node.args[0], torch.fx.Node)):
-        return False
-    name = op_name(node.target)
-    if name not in COPY_OPS and name not in DIM_ORDER_OPS:
-        return False
-    value, source = node.meta.get("val"), node.args[0].meta.get("val")
-    return (isinstance(value, torch.Tensor) and isinstance(source, torch.Tensor)
-            and value.dtype == source.dtype and value.shape == source.shape)
-
-
-def _copy_source(node):
-    """The node whose values `node` returns unchanged (itself when it computes something)."""
-    while is_bare_copy(node):
-        node = node.args[0]
-    return node
-
-
-def _return_copy_sources(program: torch.export.ExportedProgram) -> list[int]:
-    """Makes the partition return each copy's source once; returns output -> returned position.
-
-    OpenVINO names a returned copy after its source, so ``(y, y.clone())`` fails
-    to convert and ``x.clone()`` comes back as the input itself. The copies are
-    made again after conversion (see :func:`_restore_copies`).
-    """
-    from torch.export.graph_signature import OutputKind, OutputSpec, TensorArgument
-
-    output = next(n for n in program.graph.nodes if n.op == "output")
-    specs = program.graph_signature.output_specs
-    if any(spec.kind != OutputKind.USER_OUTPUT for spec in specs):
-        return list(range(len(specs)))
-    sources, positions = [], []
-    for arg in output.args[0]:
-        source = _copy_source(arg)
-        if source not in sources:
-            sources.append(source)
-        positions.append(sources.index(source))
-    output.args = (tuple(sources),)
-    specs[:] = [OutputSpec(kind=OutputKind.USER_OUTPUT, arg=TensorArgument(name=s.name), target=None)
-                for s in sources]
-    # ExportedProgram.module() unflattens the outputs with this spec.
-    program.module_call_graph[0].signature.out_spec = torch.utils._pytree.tree_flatten(tuple(sources))[1]
-    program.graph.eliminate_dead_code()
-    program.graph_module.recompile()
-    return positions
-
-
-def _restore_copies(model, positions: list[int]):
-    """One OpenVINO result per partition output, in order; copies share their source's port.
-
-    Each result gets its own output tensor, so the returned buffers stay
-    distinct (a result fed by a parameter is copied by the delegate).
-    """
-    import openvino as ov
-
-    if positions == list(range(len(positions))):
-        return model
-    results = model.get_results()
-    ports = [results[p].input_value(0) for p in positions]
-    return ov.Model([ov.opset13.result(port) for port in ports], model.get_parameters(), model.get_friendly_name())
+from ..processed_blob import LOWERED_WITH_KEY, OpenvinoIr
+from .ops import TORCH_TO_OPENVINO
+from .passes import returned_copies, run_before_conversion
 
 
 class ConversionError(RuntimeError):
@@ -256,7 +119,7 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
 
     Inputs keep the partition's order, static shapes and dtypes; outputs keep
     its dtypes. With `propagate_nans` (``numerics="exact"``), min/max-type ops
-    return NaN where PyTorch does (``nan_propagation.py``). Raises :class:`ConversionError` when OpenVINO rejects the graph,
+    return NaN where PyTorch does (``passes/nan_propagation.py``). Raises :class:`ConversionError` when OpenVINO rejects the graph,
     its inputs/outputs do not line up with the partition's, or an int64
     constant lies outside the int32 range.
     """
@@ -265,19 +128,14 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
     inputs = _user_input_values(program)
     outputs = _user_output_values(program)
     _check_int64_constants(program)
-    _restore_aten_ops(program)
-    avg_pool_padding.pad_explicitly(program)
-    nan_propagation.zero_rows_without_keys(program)
-    bool_casts.compare_instead_of_casting(program)
-    if propagate_nans:
-        nan_propagation.propagate_nans(program)
-    positions = _return_copy_sources(program)
+    run_before_conversion(program, propagate_nans=propagate_nans)
+    positions = returned_copies.return_copy_sources(program)
     try:
         model = ov.convert_model(program)
     except Exception as exc:  # OpenVINO raises several exception types
         raise ConversionError(f"OpenVINO's PyTorch frontend could not convert the partition: {exc}") from exc
     if len(model.outputs) == max(positions, default=-1) + 1:
-        model = _restore_copies(model, positions)
+        model = returned_copies.restore_copies(model, positions)
 
     model = _restore_dropped_inputs(model, program)
     if len(model.inputs) != len(inputs):

@@ -1,0 +1,7 @@
+"""At run time: what loading and calling a lowered program needs, without the lowering.
+
+Nothing here imports :mod:`executorch_openvino.lowering` or OpenVINO's Python package:
+:mod:`.library_discovery` finds the pip ``openvino`` package's libraries without importing it, and
+:mod:`.runner` (the ``executorch-openvino-run`` command) needs neither torch nor executorch's Python
+side; :mod:`.method_inputs` checks the tensors given to a loaded method (it imports torch).
+"""
