@@ -43,8 +43,8 @@ def _blob_offset(pte: bytes) -> int:
 def _blob(pte: bytes) -> tuple[int, int]:
     """(offset, size) of the processed blob inside the .pte (size from its header: weights end last)."""
     at = _blob_offset(pte)
-    _, _, _, _, _, weights_offset, weights_size, _, _ = struct.unpack_from("<8sIIQQQQII", pte, at)
-    return at, weights_offset + weights_size
+    header = processed_blob.read_header(pte, at)
+    return at, header.weights_offset + header.weights_size
 
 
 def _patched(pte: bytes, offset_in_blob: int, data: bytes, *, reseal: bool = False) -> bytes:
@@ -61,8 +61,9 @@ def _patched(pte: bytes, offset_in_blob: int, data: bytes, *, reseal: bool = Fal
 
 def test_round_trip_of_the_python_writer(good_pte):
     at, size = _blob(good_pte)
-    header = struct.unpack_from("<8sIIQQQQII", good_pte, at)
+    header = processed_blob.read_header(good_pte, at)
     assert header[:3] == (b"EXOVBLOB", 2, 1)
+    assert processed_blob.HEADER_SIZE == 56 and list(processed_blob.FIELD_OFFSETS.values()) == [0, 8, 12, 16, 24, 32, 40, 48, 52]
     blob = good_pte[at : at + size]
     assert header[7] == processed_blob.checksum(blob) == zlib.crc32(blob[:48] + blob[52:])
     assert header[8] == 0
@@ -79,21 +80,23 @@ def test_the_python_reader_sees_a_changed_byte_too(good_pte):
 
 
 CHECKSUM = "the processed blob's checksum does not match (stored 0x"
+AT = processed_blob.FIELD_OFFSETS  # where each header field starts (the round trip above pins them)
+XML_START = 64  # the Python writer puts the XML on the first 64-byte boundary
 BAD_BLOBS = {
-    "wrong magic": (0, b"NOTOURS!", "does not start with the magic 'EXOVBLOB'", False),
-    "future format version": (8, struct.pack("<I", 3), "format version 3, this delegate reads version 2. Upgrade executorch-openvino", False),
-    "format version 1 (no checksum)": (8, struct.pack("<I", 1), "format version 1, this delegate reads version 2. Lower the model again", False),
-    "unknown payload kind": (12, struct.pack("<I", 9), "payload kind is 9", False),
-    "xml length past the end": (24, struct.pack("<Q", 1 << 40), "model XML section", False),
-    "xml offset inside the header": (16, struct.pack("<Q", 8), "model XML section (offset 8", False),
-    "weights length past the end": (40, struct.pack("<Q", 1 << 62), "weights section", False),
-    "weights offset overflowing": (32, struct.pack("<Q", (1 << 64) - 8), "weights section", False),
-    "zero-length xml": (24, struct.pack("<Q", 0), "model XML section", False),
-    "a changed xml byte": (64, b"<garbage", CHECKSUM, False),
-    "a changed checksum": (48, struct.pack("<I", 0xDEADBEEF), CHECKSUM, False),
-    "a changed reserved field": (52, struct.pack("<I", 1), CHECKSUM, False),
-    "corrupt model xml, checksum recomputed": (64, b"<garbage", "which was lowered with OpenVINO 20", True),
-    "corrupt model xml: the same release wrote it": (64, b"<garbage", "The same OpenVINO release wrote it, so the IR "
+    "wrong magic": (AT["magic"], b"NOTOURS!", "does not start with the magic 'EXOVBLOB'", False),
+    "future format version": (AT["format_version"], struct.pack("<I", 3), "format version 3, this delegate reads version 2. Upgrade executorch-openvino", False),
+    "format version 1 (no checksum)": (AT["format_version"], struct.pack("<I", 1), "format version 1, this delegate reads version 2. Lower the model again", False),
+    "unknown payload kind": (AT["payload_kind"], struct.pack("<I", 9), "payload kind is 9", False),
+    "xml length past the end": (AT["xml_size"], struct.pack("<Q", 1 << 40), "model XML section", False),
+    "xml offset inside the header": (AT["xml_offset"], struct.pack("<Q", 8), "model XML section (offset 8", False),
+    "weights length past the end": (AT["weights_size"], struct.pack("<Q", 1 << 62), "weights section", False),
+    "weights offset overflowing": (AT["weights_offset"], struct.pack("<Q", (1 << 64) - 8), "weights section", False),
+    "zero-length xml": (AT["xml_size"], struct.pack("<Q", 0), "model XML section", False),
+    "a changed xml byte": (XML_START, b"<garbage", CHECKSUM, False),
+    "a changed checksum": (AT["checksum"], struct.pack("<I", 0xDEADBEEF), CHECKSUM, False),
+    "a changed reserved field": (AT["reserved"], struct.pack("<I", 1), CHECKSUM, False),
+    "corrupt model xml, checksum recomputed": (XML_START, b"<garbage", "which was lowered with OpenVINO 20", True),
+    "corrupt model xml: the same release wrote it": (XML_START, b"<garbage", "The same OpenVINO release wrote it, so the IR "
                                                                       "itself is wrong: lower the model again", True),
 }
 

@@ -31,8 +31,8 @@ def test_only_the_known_future_warning_is_ignored():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
         hide_known_noise()
-        warnings.warn("`isinstance(treespec, LeafSpec)` is deprecated, use ...", FutureWarning)
-        warnings.warn("something else is deprecated", FutureWarning)
-        warnings.warn("OpenVINO's CPU plugin flushes subnormal and -0.0 constant values to 0.0", UserWarning)
+        warnings.warn("`isinstance(treespec, LeafSpec)` is deprecated, use ...", FutureWarning, stacklevel=1)
+        warnings.warn("something else is deprecated", FutureWarning, stacklevel=1)
+        warnings.warn("OpenVINO's CPU plugin flushes subnormal and -0.0 constant values to 0.0", UserWarning, stacklevel=1)
     assert [str(w.message) for w in caught] == [
         "something else is deprecated", "OpenVINO's CPU plugin flushes subnormal and -0.0 constant values to 0.0"]

@@ -37,7 +37,7 @@ def test_returned_copy_matches_eager_and_is_its_own_buffer(case):
     assert summary.delegated >= 1
     method = exov.load_method(pte)
     original = [x.clone() for x in inputs]
-    for call in range(2):
+    for _ in range(2):
         outputs = list(method.execute(list(inputs)))
         assert_matches_eager(outputs, eager(model, inputs))
     # Writing into one output changes no other output and no input.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import types
 
 
 def _run_by_python_m() -> bool:
@@ -19,7 +20,7 @@ def _run_by_python_m() -> bool:
     the doctor must diagnose an environment where this import fails. runpy
     imports the package from ``_get_module_details(mod_name)``.
     """
-    frame = sys._getframe(1)
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_name == "_get_module_details" and frame.f_globals.get("__name__") == "runpy":
             return frame.f_locals.get("mod_name") in ("executorch_openvino", "executorch_openvino.__main__",
@@ -33,7 +34,7 @@ try:
     from ._version_check import check_executorch_version
 
     check_executorch_version()
-    from . import _native  # loads and registers the delegate
+    from . import _native  # type: ignore[attr-defined]  # the extension module; loads and registers the delegate
 except ImportError as exc:
     if not _run_by_python_m():
         raise
@@ -147,7 +148,8 @@ def build_info() -> dict:
 
 
 def last_compile_report() -> dict:
-    """What the latest delegate init compiled: ``device``, the precisions, the model cache, the performance hint, ``shared``.
+    """What the latest delegate init compiled: ``device``, the precisions, the model cache, the performance
+    hint, ``shared``.
 
     ``requested_precision`` is the ``INFERENCE_PRECISION_HINT`` the delegate
     passed (``"f32"`` on CPU by default, ``""`` for none); ``effective_precision``

@@ -61,8 +61,9 @@ def _warn_about_unbounded_sizes(exported) -> None:
     if not unbounded:
         return
     user_inputs = set(exported.graph_signature.user_inputs)
+    placeholders = [n for n in exported.graph.nodes if n.op == "placeholder" and n.name in user_inputs]
     where = [f"input {index} dimension {dim}"
-             for index, node in enumerate(n for n in exported.graph.nodes if n.op == "placeholder" and n.name in user_inputs)
+             for index, node in enumerate(placeholders)
              for dim, size in enumerate(getattr(node.meta.get("val"), "shape", ()))
              if isinstance(size, torch.SymInt) and size.node.expr in unbounded]
     warnings.warn(f"dynamic sizes without an upper bound ({', '.join(where) or ', '.join(map(str, unbounded))}): "

@@ -13,7 +13,6 @@ import json
 import os
 import tempfile
 from dataclasses import dataclass, field
-from typing import Optional
 
 from .compile_specs import check_option
 
@@ -62,7 +61,7 @@ class OpenVINOBackendConfig:
     inference_precision: str = ""
     performance_hint: str = "LATENCY"
     numerics: str = "exact"
-    model_cache_dir: Optional[str] = field(default=None)
+    model_cache_dir: str | None = field(default=None)
 
     def __post_init__(self):
         for name in ("device", "inference_precision", "performance_hint", "numerics"):
@@ -89,7 +88,7 @@ class OpenVINOBackendConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, values: dict) -> "OpenVINOBackendConfig":
+    def from_dict(cls, values: dict) -> OpenVINOBackendConfig:
         """The config ``values`` describes; absent fields take their defaults.
 
         Raises ``TypeError`` when ``values`` is not a dict, ``ValueError`` naming
@@ -128,7 +127,7 @@ class OpenVINOBackendConfig:
             raise
 
     @classmethod
-    def from_json(cls, path) -> "OpenVINOBackendConfig":
+    def from_json(cls, path) -> OpenVINOBackendConfig:
         """Reads a file written by :meth:`to_json`. Raises ``ValueError`` for a file that is not UTF-8 JSON."""
         with open(path, encoding="utf-8") as file:
             try:

@@ -50,7 +50,7 @@ When a key is given twice the last value wins, here and in the runtime.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from collections.abc import Iterable
 
 PRECISIONS = ("f32", "f16", "bf16", "")
 NUMERICS = ("exact", "fast")

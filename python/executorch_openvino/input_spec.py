@@ -246,7 +246,8 @@ def _bind(spec: dict, args: tuple, kwargs: dict) -> dict:
         try:
             bound = signature.bind(*args, **kwargs)
         except TypeError as exc:
-            by_position = [p["name"] for p in spec["parameters"] if p["kind"] in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")]
+            by_position = [p["name"] for p in spec["parameters"]
+                           if p["kind"] in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")]
             if len(args) > len(by_position):
                 raise TypeError(f"the program takes at most {len(by_position)} positional arguments "
                                 f"({', '.join(by_position)}), {len(args)} were given") from None
@@ -284,7 +285,8 @@ def _same_constant(value, built) -> bool:
     if built is _NO_DEFAULT:
         return False
     # NumPy's bool (numpy.bool_, named numpy.bool in NumPy 2), without importing NumPy.
-    is_bool = isinstance(value, bool) or (type(value).__module__ == "numpy" and getattr(value, "dtype", None) is not None
+    is_bool = isinstance(value, bool) or (type(value).__module__ == "numpy"
+                                          and getattr(value, "dtype", None) is not None
                                           and value.dtype.kind == "b")
     if isinstance(built, bool):
         return is_bool and bool(value) == built
@@ -373,7 +375,8 @@ def _bind_symbol(symbol: str, size: int, name: str, axis: int, symbols: dict, bo
     if size < low or (high is not None and size > high):
         which = (f"size {given} in dimension {axis} ({expression} with {symbol} = {size})" if expression
                  else f"size {size} in dimension {axis}")
-        raise ValueError(f"argument {name!r} has {which}, outside the dynamic range {low}..{high if high is not None else 'inf'}"
+        upper = high if high is not None else "inf"
+        raise ValueError(f"argument {name!r} has {which}, outside the dynamic range {low}..{upper}"
                          f"{f' of {symbol}' if expression else ''} it was built with")
     seen = bound.setdefault(symbol, (size, name, axis))
     if seen[0] != size:

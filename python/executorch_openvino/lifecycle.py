@@ -29,6 +29,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 import copy
 
@@ -98,10 +99,10 @@ class OpenVINOBackend:
         self.config = config
         self._state = BackendState.INIT
         self._lock = threading.RLock()
-        self._record: dict | None = None  # what to_dict writes, besides the config
-        self._outputs = None  # the output TreeSpec
-        self._input_structure = None  # the input TreeSpec, parsed once
-        self._method = None  # the loaded OpenvinoMethod (it keeps its program alive)
+        self._record: dict = {}  # what to_dict writes, besides the config (empty until built)
+        self._outputs: Any = None  # the output TreeSpec
+        self._input_structure: Any = None  # the input TreeSpec, parsed once
+        self._method: Any = None  # the loaded OpenvinoMethod (it keeps its program alive)
         self._compile_report: dict | None = None
 
     @property
@@ -132,7 +133,7 @@ class OpenVINOBackend:
     # -- build ---------------------------------------------------------------------------------
 
     def build(self, module: torch.nn.Module, example_inputs, dynamic_shapes=None, cache_dir=None, *,
-              example_kwargs: dict | None = None) -> "OpenVINOBackend":
+              example_kwargs: dict | None = None) -> OpenVINOBackend:
         """Exports ``module``, lowers it with this config and loads it: INIT -> ACTIVE.
 
         ``example_inputs``: a tuple of positional arguments (a lone tensor
@@ -244,7 +245,7 @@ class OpenVINOBackend:
 
     # -- activate / deactivate ------------------------------------------------------------------
 
-    def activate(self) -> "OpenVINOBackend":
+    def activate(self) -> OpenVINOBackend:
         """Loads the program (OpenVINO compiles it, or imports it from ``model_cache_dir``):
         INACTIVE or CHECKPOINT_LOADED -> ACTIVE. Raises ``RuntimeError`` when it does not load."""
         with self._lock:
@@ -253,7 +254,7 @@ class OpenVINOBackend:
             self._state = BackendState.ACTIVE
             return self
 
-    def deactivate(self) -> "OpenVINOBackend":
+    def deactivate(self) -> OpenVINOBackend:
         """Frees the loaded program, its OpenVINO compiled models and infer requests: ACTIVE -> INACTIVE.
 
         The ``.pte`` stays on disk for :meth:`activate`. Measured with MiniLM
@@ -321,7 +322,7 @@ class OpenVINOBackend:
                                   "outputs": dumps_structure(self._outputs, "output")})
 
     @classmethod
-    def from_dict(cls, module: torch.nn.Module | None, state: dict) -> "OpenVINOBackend":
+    def from_dict(cls, module: torch.nn.Module | None, state: dict) -> OpenVINOBackend:
         """A backend restored from :meth:`to_dict`'s checkpoint, in CHECKPOINT_LOADED (nothing loaded yet).
 
         ``module``: the original module, or ``None``; when given, its class must
@@ -383,7 +384,7 @@ class OpenVINOBackend:
 
     # -- deploy --------------------------------------------------------------------------------
 
-    def deploy(self, device: str | None = None) -> "OpenVINOBackend":
+    def deploy(self, device: str | None = None) -> OpenVINOBackend:
         """Makes the backend DEPLOYED on ``device`` (default: the device it was built for); it can then
         only ``infer`` and ``to_dict``.
 

@@ -18,8 +18,34 @@ FORMAT_VERSION = 2  # 1 had no checksum
 PAYLOAD_OPENVINO_IR = 1
 _HEADER = struct.Struct("<8sIIQQQQII")
 HEADER_SIZE = _HEADER.size  # 56
-CHECKSUM_OFFSET = 48
 _ALIGN = 64
+
+
+class Header(NamedTuple):
+    """The header's fields, in order (offsets in :data:`FIELD_OFFSETS`, in bytes; sizes and offsets in bytes)."""
+
+    magic: bytes
+    format_version: int
+    payload_kind: int
+    xml_offset: int
+    xml_size: int
+    weights_offset: int
+    weights_size: int
+    checksum: int
+    reserved: int
+
+
+def _field_offsets() -> dict[str, int]:
+    offsets, at = {}, 0
+    for name, code in zip(Header._fields, ("8s", "I", "I", "Q", "Q", "Q", "Q", "I", "I")):
+        offsets[name] = at
+        at += struct.calcsize("<" + code)
+    assert at == HEADER_SIZE
+    return offsets
+
+
+FIELD_OFFSETS = _field_offsets()  # magic 0, format_version 8, ..., checksum 48, reserved 52
+CHECKSUM_OFFSET = FIELD_OFFSETS["checksum"]
 # The IR's rt_info entry naming the OpenVINO release that lowered it
 # (``ov.get_version()``), which the runtime names when it cannot read the IR.
 LOWERED_WITH_KEY = "executorch_openvino_lowered_with"
@@ -28,6 +54,11 @@ LOWERED_WITH_KEY = "executorch_openvino_lowered_with"
 class OpenvinoIr(NamedTuple):
     xml: bytes
     weights: bytes
+
+
+def read_header(buffer, offset: int = 0) -> Header:
+    """The header of the blob that starts at `offset` of `buffer` (bytes-like); no check of its values."""
+    return Header(*_HEADER.unpack_from(buffer, offset))
 
 
 def checksum(blob) -> int:
@@ -64,11 +95,12 @@ def unpack(blob: bytes) -> OpenvinoIr:
     """
     if len(blob) < HEADER_SIZE or blob[:8] != MAGIC:
         raise ValueError("not an executorch-openvino processed blob (bad magic or too short)")
-    _, version, kind, xo, xs, bo, bs, stored, _ = _HEADER.unpack_from(blob)
-    if version != FORMAT_VERSION or kind != PAYLOAD_OPENVINO_IR:
-        raise ValueError(f"unsupported blob format version {version} / payload kind {kind}")
-    if xo + xs > len(blob) or bo + bs > len(blob):
+    h = read_header(blob)
+    if h.format_version != FORMAT_VERSION or h.payload_kind != PAYLOAD_OPENVINO_IR:
+        raise ValueError(f"unsupported blob format version {h.format_version} / payload kind {h.payload_kind}")
+    if h.xml_offset + h.xml_size > len(blob) or h.weights_offset + h.weights_size > len(blob):
         raise ValueError("truncated processed blob")
-    if stored != checksum(blob):
+    if h.checksum != checksum(blob):
         raise ValueError("the processed blob's checksum does not match: its bytes changed after lowering")
-    return OpenvinoIr(blob[xo : xo + xs], blob[bo : bo + bs])
+    return OpenvinoIr(blob[h.xml_offset : h.xml_offset + h.xml_size],
+                      blob[h.weights_offset : h.weights_offset + h.weights_size])

@@ -172,7 +172,7 @@ def measure(name: str, seconds: float) -> dict:
         kept_operations.KEPT.clear()
         kept_operations.KEPT.update(saved)
     calls = list(inputs)
-    for variant, method in methods.items():
+    for method in methods.values():
         for _ in range(3):
             method.execute(calls)
     end = time.perf_counter() + seconds * len(methods)

@@ -27,7 +27,7 @@ values, because a one-ulp difference upstream may legitimately flip them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
@@ -429,7 +429,8 @@ def pick_unary(pred, extra=None):
 def pick_binary(pred, scalar=True, needs_exact=False):
     """Two operands of one dtype and shape (or the second a suffix of the first), or one and a scalar."""
     def pick(p):
-        ok = (lambda v: pred(v) and (not needs_exact or exact_or_int(v)))
+        def ok(v):
+            return pred(v) and (not needs_exact or exact_or_int(v))
         a = p.choose(ok)
         if a is None:
             return None

@@ -123,7 +123,8 @@ def main(argv=None) -> int:
     print("all-MiniLM-L6-v2 on OpenVINO through ExecuTorch")
     print(f"  OpenVINO            {info['version']} ({info['source']}: {info['path']})")
     print(f"  batch               {tuple(inputs[0].shape)} tokens -> embeddings {tuple(actual.shape)} {actual.dtype}")
-    print(f"  .pte                {args.output} ({args.output.stat().st_size / 1e6:.1f} MB, lowered in {lower_s:.1f} s)")
+    size_mb = args.output.stat().st_size / 1e6
+    print(f"  .pte                {args.output} ({size_mb:.1f} MB, lowered in {lower_s:.1f} s)")
     print(f"  delegated operators {summary.delegated}/{summary.total} = {summary.fraction:.1%} "
           f"in {summary.partitions} partition(s)")
     print(f"  max abs difference  {max_abs:.3e} (limit {MAX_ABS_LIMIT:.0e})")

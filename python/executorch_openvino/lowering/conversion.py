@@ -119,7 +119,8 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
 
     Inputs keep the partition's order, static shapes and dtypes; outputs keep
     its dtypes. With `propagate_nans` (``numerics="exact"``), min/max-type ops
-    return NaN where PyTorch does (``passes/nan_propagation.py``). Raises :class:`ConversionError` when OpenVINO rejects the graph,
+    return NaN where PyTorch does (``passes/nan_propagation.py``). Raises :class:`ConversionError` when
+    OpenVINO rejects the graph,
     its inputs/outputs do not line up with the partition's, or an int64
     constant lies outside the int32 range.
     """

@@ -7,7 +7,8 @@ kernels unless the values cannot be changed by it. This module proves bounds
 where the program itself fixes them: positions from ``arange`` over sizes,
 literals, bool masks, the values of constants, parameters and buffers the
 program does not change (where their values are known: ExecuTorch hands the
-partitioner fake state, which keeps the value of one-element tensors only), and what add, sub, mul, views and casts make of those. A node whose tensors all lie within
+partitioner fake state, which keeps the value of one-element tensors only), and what add, sub, mul,
+views and casts make of those. A node whose tensors all lie within
 ``[-FLOAT32_EXACT, FLOAT32_EXACT]`` is computed exactly both ways (float32
 holds every integer up to 2**24; int32 arithmetic cannot wrap there).
 Values from the program's inputs are unknown.

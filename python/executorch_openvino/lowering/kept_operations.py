@@ -19,7 +19,7 @@ did not, is not listed.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 

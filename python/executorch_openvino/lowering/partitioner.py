@@ -36,7 +36,8 @@ class OpenvinoPartitioner(Partitioner):
 
     Raises ``ValueError`` at construction for an unknown precision, key or performance hint, or a
     device name that is empty or not upper case (OpenVINO's names), before any conversion starts (a
-    device's existence is checked where the program loads), and ``TypeError`` for a first argument that is neither a device name nor a
+    device's existence is checked where the program loads), and ``TypeError`` for a first argument that is
+    neither a device name nor a
     list of ``CompileSpec``, for compile specs given twice or together with option keywords, for a
     compile spec value that is not bytes, and for a skip set that is a string or holds non-strings;
     ``ValueError`` for an entry of ``op_types_to_skip`` that names no operator overload.
@@ -103,7 +104,8 @@ class OpenvinoPartitioner(Partitioner):
     def transform_for_pre_decomposition(self, exported_program):
         """The passes this package runs on the ATen program, in place, before ExecuTorch's edge decomposition
         (``to_edge_transform_and_lower`` calls this; so ``exov.lower`` and ExecuTorch's own API give the same
-        program): 0-d integer operands keep eager's result dtype, integer remainders are rewritten exactly (with ``numerics="exact"``),
+        program): 0-d integer operands keep eager's result dtype, integer remainders are rewritten exactly
+        (with ``numerics="exact"``),
         integer cumsums of constants are folded, and the views of kept operations' results are made valid
         for the strides ExecuTorch gives them."""
         exact = self.options.numerics == "exact"

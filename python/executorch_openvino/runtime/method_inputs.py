@@ -12,7 +12,7 @@ what the method takes and what to pass instead.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 

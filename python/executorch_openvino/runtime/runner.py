@@ -14,7 +14,8 @@ from pathlib import Path
 
 # Found through the package's resources, not __file__: an editable install
 # serves this file from the source tree and the runner from where the build put it.
-RUNNER = Path(files("executorch_openvino").joinpath("executorch_openvino_run"))
+# (a file of the package: joinpath gives a pathlib.Path, which typeshed calls a Traversable)
+RUNNER = Path(files("executorch_openvino").joinpath("executorch_openvino_run"))  # type: ignore[arg-type]
 
 
 def _pip_openvino_elsewhere() -> str | None:

@@ -16,7 +16,7 @@ Importing this package imports only torch and :mod:`executorch_openvino.lowering
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 

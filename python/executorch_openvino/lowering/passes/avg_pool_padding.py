@@ -46,7 +46,7 @@ class _Pool:
     divisor_override: object
 
     @classmethod
-    def of(cls, node: torch.fx.Node) -> "_Pool":
+    def of(cls, node: torch.fx.Node) -> _Pool:
         # avg_poolNd(self, kernel_size, stride=[], padding=0, ceil_mode=False, count_include_pad=True,
         #            divisor_override=None); avg_pool1d has no divisor_override.
         def arg(i, name, default):

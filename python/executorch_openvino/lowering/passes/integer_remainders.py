@@ -101,7 +101,8 @@ def refuse_remainders_left_for_executorch(program: torch.export.ExportedProgram,
         if not isinstance(module, torch.fx.GraphModule):
             continue
         for node in module.graph.nodes:
-            if (node.op != "call_function" or op_name(node.target) not in ("aten.remainder.Scalar", "aten.remainder.Tensor")
+            if (node.op != "call_function"
+                    or op_name(node.target) not in ("aten.remainder.Scalar", "aten.remainder.Tensor")
                     or not _is_integer_tensor(node.meta.get("val"))):
                 continue
             if module is program.graph_module and delegated(node):
