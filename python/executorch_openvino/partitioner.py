@@ -109,7 +109,7 @@ class OpenvinoPartitioner(Partitioner):
         for the strides ExecuTorch gives them."""
         keep_zero_dim_integer_dtypes(exported_program)
         # "fast" delegates remainders (where OpenVINO's converter takes them: 2026.4.1, not 2025.4.1, whose
-        # fast-mode remainders partition() refuses), and OpenVINO's integer floor division truncates (README).
+        # fast-mode remainders partition() refuses), and OpenVINO's integer floor division truncates (docs/user-guide/numerics.md).
         if self.options.numerics == "exact":
             rewrite_integer_remainders(exported_program)
             self._remainders_rewritten += 1
