@@ -6,7 +6,7 @@ Sessions (``nox -l`` lists them):
   repair                auditwheel repair of the built wheel      -> build/wheels/repaired/
   tests-<openvino>      fresh venv: repaired wheel + torch + that openvino; pytest
   demo                  the main job: build, repair, install, run MiniLM on OpenVINO
-  numerics-<openvino>   prints what OpenVINO computes differently from PyTorch (README table)
+  numerics-<openvino>   prints what OpenVINO computes differently from PyTorch (docs/user-guide/numerics.md)
   conformance-<openvino> fresh venv as for tests; ExecuTorch's operator conformance suite
   install_tree          wheel built against an OpenVINO install tree; suite lowered in one
                         venv, the recorded programs run in another with only the tree
@@ -74,7 +74,7 @@ TEST_REQUIREMENTS = ["pytest", "numpy", "pyelftools", "transformers", "gt-all-mi
 # Files whose change makes a built wheel stale.
 SOURCES = ["pyproject.toml", "CMakeLists.txt", "native/**/*", "python/**/*", "wheels/*.py"]
 
-# The release (README, "Supported interpreters"): a wheel per interpreter for
+# The release (docs/development.md, "Release"): a wheel per interpreter for
 # 3.10 and 3.11, one stable-ABI wheel (cp312-abi3) for 3.12 and later.
 ABI3_PYTHONS = ["3.12", "3.13", "3.14"]  # what the cp312-abi3 wheel claims; 3.14 is not on these machines
 INSTALL_PYTHONS = ["3.10", "3.11", "3.12", "3.13"]  # where `nox -s release` installs and runs it
@@ -655,7 +655,7 @@ def bench(session: nox.Session) -> None:
     session.log(f"wrote {ROOT / 'docs' / 'benchmarks.md'}")
 
 
-# The release: `nox -s release` (README, "Cutting a release").
+# The release: `nox -s release` (docs/development.md, "Cutting a release").
 def _project_metadata() -> dict:
     import tomllib
 

@@ -20,7 +20,7 @@ def assert_exactly_eager(actual, expected):
             assert torch.equal(torch.signbit(a), torch.signbit(e)), f"output {i}: sign of zero differs: {a} vs {e}"
 
 
-# The rows of the README's table that OpenVINO gets wrong (both releases).
+# The rows of the table in docs/user-guide/numerics.md that OpenVINO gets wrong (both releases).
 DIFFERING = {
     "int64 add": (lambda i: i + 1, (torch.tensor([2**31 - 1]),)),
     "int64 mul": (lambda i: i * 100000, (torch.tensor([70000]),)),

@@ -7,7 +7,7 @@ bools exactly with their dtype. Several ops share one lowered program (the suite
 
 What OpenVINO computes differently is rewritten at lowering (nan_propagation.py) or kept on ExecuTorch's
 kernels (operator_support.SPECIAL_VALUE_OPS); the controls at the end show that numerics="fast" keeps
-OpenVINO's own answers, so the grid does exercise the rewrites. Left as documented (README, Numerics):
+OpenVINO's own answers, so the grid does exercise the rewrites. Left as documented (docs/user-guide/numerics.md):
 subnormal results (OpenVINO flushes some to 0: erf(1e-40)), the sign of zero of sums, means, max/min of
 +-0 and normalisations, and float16/bfloat16 arithmetic, which OpenVINO computes in float32.
 """
@@ -336,7 +336,7 @@ def test_dynamic_shapes():
         assert not differences, "\n".join(differences)
 
 
-# OpenVINO's own answers, which numerics="fast" keeps (the README lists them): the grid above would
+# OpenVINO's own answers, which numerics="fast" keeps (docs/user-guide/numerics.md lists them): the grid above would
 # fail without the rewrites. One program per release and table.
 FAST = {
     "exp_nan": (lambda x: torch.exp(x), torch.tensor([NAN]), torch.tensor([INF])),

@@ -74,8 +74,8 @@ def set_cache_dir(path) -> None:
     from, a subfolder of `path` per device and precision (``CPU_f32``): OpenVINO
     2026.4.1 keyed its ``CACHE_DIR`` entries without the precision hint here.
     ``last_compile_report()["loaded_from_cache"]`` tells whether a load
-    imported its model. On CPU the saving is modest (MiniLM: README,
-    Benchmarks). The folder is created if missing. A folder that later turns
+    imported its model. On CPU the saving is modest (MiniLM: the loading
+    table of docs/benchmarks.md). The folder is created if missing. A folder that later turns
     out unusable does not fail a load: the model is compiled without the cache,
     with a warning in the log and ``last_compile_report()["cache_problem"]``.
     Sets the delegate's ``cache_dir`` backend option through ExecuTorch's

@@ -43,10 +43,10 @@ class OpenVINOBackendConfig:
         splits the device into streams for concurrent infer requests, but the
         delegate runs one request per partition at a time, so one call uses
         one stream's share of the cores: on CPU it is slower per call
-        (README, ``OpenVINOBackend``).
+        (docs/user-guide/openvino-backend.md).
     ``numerics``
         ``"exact"`` (default) or ``"fast"``: whether operations OpenVINO computes
-        differently from PyTorch stay on ExecuTorch's kernels (README, numerics table).
+        differently from PyTorch stay on ExecuTorch's kernels (docs/user-guide/numerics.md).
     ``model_cache_dir``
         A folder for OpenVINO's compiled-model cache, used when this backend
         loads its program (``executorch_openvino.set_cache_dir``), made

@@ -31,7 +31,7 @@ Keys (bytes values, UTF-8):
     that OpenVINO's CPU plugin computes differently from PyTorch where
     PyTorch's answer is exact (int64 in 32 bits, integer reductions and
     comparisons through float32, float64 in float32, subnormal and -0.0
-    constants flushed to zero: the table in README.md, measured with
+    constants flushed to zero: the table in docs/user-guide/numerics.md, measured with
     OpenVINO 2025.4.1 and 2026.4.1). ``fast`` delegates them anyway.
 
 ``program_state``

@@ -3,7 +3,7 @@
 Each case is exported with torch.export, converted with ``openvino.convert_model``
 (no partitioner policy in between), compiled for CPU with an f32 inference
 precision hint and run twice; the table gives eager PyTorch's result and
-OpenVINO's second one. Run by ``nox -s numerics``; the README quotes the table.
+OpenVINO's second one. Run by ``nox -s numerics``; docs/user-guide/numerics.md quotes the table.
 
     python tests/helpers/numerics_table.py
 """

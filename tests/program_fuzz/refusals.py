@@ -1,7 +1,7 @@
 """Which errors are documented refusals (counted as "refused") rather than failures.
 
-A refusal is a clear error the project documents (README: Numerics,
-Troubleshooting): raised by executorch_openvino's own code, of the kinds it
+A refusal is a clear error the project documents (docs/user-guide/numerics.md,
+docs/user-guide/troubleshooting.md): raised by executorch_openvino's own code, of the kinds it
 promises (``ValueError``/``TypeError``/``ConversionError`` at lowering; the
 int32-range ``RuntimeError`` at run time). Anything else, an error from deep
 inside torch or ExecuTorch, a wrong value or a crash, is a failure.

@@ -32,7 +32,8 @@ def run_before_decomposition(program: torch.export.ExportedProgram, *, exact: bo
     Returns the program (changed in place)."""
     zero_dim_integer_dtypes.keep_zero_dim_integer_dtypes(program)
     # "fast" delegates remainders (where OpenVINO's converter takes them: 2026.4.1, not 2025.4.1, whose
-    # fast-mode remainders the partitioner refuses), and OpenVINO's integer floor division truncates.
+    # fast-mode remainders the partitioner refuses), and OpenVINO's integer floor division truncates
+    # (docs/user-guide/numerics.md).
     if exact:
         integer_remainders.rewrite_integer_remainders(program)
     constant_cumsums.fold_constant_integer_cumsums(program)
