@@ -1,6 +1,6 @@
 """Programs that return an input, a view or copy of one, a constant or a computed value, on every way to run them.
 
-Before output_copies.py, ``exov.lower(..., dynamic_shapes=...)`` of ``return x, x * 2``
+Before lowering/passes/returned_inputs.py, ``exov.lower(..., dynamic_shapes=...)`` of ``return x, x * 2``
 gave zeros for both outputs, without an error (ExecuTorch 1.5.1 replaces the data of
 an unplanned output, which was the input itself). Each case here runs with static and
 dynamic shapes, one and several outputs, through ``exov.load_method`` (from the file),
