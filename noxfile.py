@@ -15,6 +15,7 @@ Sessions (``nox -l`` lists them):
   windows_repair        delvewheel repair of a win_amd64 wheel built with mingw-w64
   fuzz                  libFuzzer (ASan + UBSan) on the processed-blob parser; `-- SECONDS`
   sanitizers            the delegate and pybindings built with ASan + UBSan; most tests under them
+  lint                  ruff, clang-format and mypy (seconds; `-- --fix` rewrites)
   runner                the C++ runner built with plain CMake outside any wheel, checked against
                         executorch.runtime on MiniLM (as a C++ application would build it)
   editable              both editable installs (redirect, editable.rebuild=true) of a copy of the
@@ -845,3 +846,26 @@ def tests_abi3(session: nox.Session) -> None:
     _install_torch(session, session.python, "python")
     _install_runtime(session, abi3, OPENVINO_RELEASES[-1], *TEST_REQUIREMENTS)
     _run_test_suite(session, abi3, OPENVINO_RELEASES[-1])
+
+
+# `nox -s lint`: the tools pinned, so that a new release of one cannot turn CI red by itself.
+LINT_TOOLS = ["ruff==0.17.6", "mypy==2.4.1", "clang-format==23.1.5"]
+CPP_FOLDERS = ["native", "tests/native", "tests/fuzz", "tests/sanitizers", "tests/windows", "tests/benchmarks"]
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff on every Python file ([tool.ruff] in pyproject.toml), clang-format on the C++ (.clang-format), and
+    mypy on the modules behind the public API ([tool.mypy]; torch, executorch and openvino count as untyped).
+
+    Takes seconds: no build, no torch. `-- --fix` lets ruff and clang-format rewrite the files instead.
+    """
+    session.install(*LINT_TOOLS)
+    fix = "--fix" in session.posargs
+    session.run("ruff", "check", *(["--fix"] if fix else []), str(ROOT))
+    cpp = sorted(str(p) for folder in CPP_FOLDERS for p in (ROOT / folder).glob("*")
+                 if p.suffix in (".cpp", ".h", ".c"))
+    session.run("clang-format", *(["-i"] if fix else ["--dry-run", "--Werror"]), *cpp)
+    with session.chdir(ROOT):
+        session.run("mypy")
+    session.log(f"lint: ruff, clang-format on {len(cpp)} C++ files, mypy: clean")
