@@ -162,7 +162,7 @@ def last_compile_report() -> dict:
     asked for and the compiled model's own values (text). ``shared`` (bool): the
     init reused a compiled model this process already held for the same
     partition and options (another load of the program, or a copy
-    :class:`~executorch_openvino.api.OpenvinoMethod` made for concurrent calls);
+    :class:`~executorch_openvino.runtime.loaded_method.OpenvinoMethod` made for concurrent calls);
     the other fields are then those of the init that compiled it. The latest
     init of any thread in the process.
     """

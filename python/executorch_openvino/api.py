@@ -1,4 +1,5 @@
-"""High-level API: lower a module to a ``.pte`` for OpenVINO, load and run it.
+"""High-level API: lower a module to a ``.pte`` for OpenVINO, load and run it (loading and running:
+:mod:`executorch_openvino.runtime.loaded_method`).
 
     import executorch_openvino as exov
     program = exov.lower(model, (x,))            # ExecutorchProgramManager
@@ -9,18 +10,17 @@
 
 from __future__ import annotations
 
-import os
-import threading
-import warnings
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
-from . import _native
-from .runtime.method_inputs import as_method_inputs, contiguous, explain_refused_inputs
 from .lowering.partitioner import OpenvinoPartitioner
 from .lowering.passes import run_before_emission
+from .runtime.loaded_method import OpenvinoMethod, load_method
+from .runtime.method_inputs import contiguous
+
+__all__ = ["lower", "export", "lower_exported", "delegation_summary", "DelegationSummary", "load_method",
+           "OpenvinoMethod"]
 
 
 def lower(module: torch.nn.Module, example_inputs: tuple, *, device: str = "CPU",
@@ -178,240 +178,3 @@ def delegation_summary(program, method: str = "forward") -> DelegationSummary:
         elif name != "getitem":
             outside += 1
     return DelegationSummary(delegated, delegated + outside, partitions)
-
-
-class _DelegateErrors:
-    """Adds the delegate's own message to ExecuTorch's RuntimeError (which carries only a code).
-
-    The message is this thread's (``thread_last_error``): another thread's
-    failure meanwhile neither replaces nor clears it.
-    """
-
-    def __enter__(self):
-        _native.clear_thread_last_error()
-
-    def __exit__(self, kind, error, traceback):
-        if isinstance(error, RuntimeError):
-            detail = _native.thread_last_error()
-            if detail:
-                raise RuntimeError(f"{error}\nexecutorch-openvino: {detail}") from error
-        return False
-
-
-# At most this many loaded copies of one method, whatever OpenVINO suggests: each
-# holds the method's planned memory (ExecuTorch's arena, inputs and outputs).
-MAX_CONCURRENT_CALLS = 16
-
-
-class OpenvinoMethod:
-    """A loaded ExecuTorch method whose errors name what the delegate found wrong, callable from several threads.
-
-    ``execute(inputs)`` takes the method's inputs (a list of tensors of the
-    exported dtypes and shapes, in any memory layout) and returns its outputs as
-    a list. It raises ``ValueError`` naming the input, what the method takes and
-    what to pass when ExecuTorch refuses the inputs (count, dtype, rank, sizes),
-    and ``RuntimeError`` with ExecuTorch's error code and the delegate's message
-    on any other failure.
-
-    Threads: an ExecuTorch method is not reentrant (its planned memory holds
-    the inputs, intermediates and outputs of the running call), so each call
-    takes a loaded copy of the method that no other call is using, and waits
-    when all :attr:`max_concurrent_calls` are busy. A copy is another program
-    load from the same ``.pte`` (its own planned memory, the same OpenVINO
-    compiled models: ``_native.live_compiled_models()``), made the first time
-    a call finds every copy busy: sequential calls use one copy. During each
-    OpenVINO inference the thread lets the Python interpreter go, so copies run
-    at once; outside it calls hold the interpreter, as ``executorch.runtime``
-    does. Other attributes are those of ``executorch.runtime.Method`` (of the
-    first copy).
-    """
-
-    def __init__(self, method, program, *, reload=None, max_concurrent_calls: int = 1):
-        self._method = method  # the first copy: metadata and other attributes
-        self._program = program  # the method must not outlive its program
-        self._reload = reload  # () -> (method, program), another copy; None: never
-        self._max = max_concurrent_calls if reload is not None else 1
-        self._idle = [(method, program)]
-        self._loaded = 1
-        self._loading = 0
-        self._changed = threading.Condition(threading.Lock())
-
-    @property
-    def max_concurrent_calls(self) -> int:
-        """How many calls may run at once (1: one at a time). See :func:`load_method`."""
-        return self._max
-
-    @property
-    def loaded_copies(self) -> int:
-        """How many copies of the method are loaded now: 1, more once calls overlapped."""
-        return self._loaded
-
-    def execute(self, inputs):
-        inputs = as_method_inputs(inputs)
-        copy = self._take()
-        try:
-            return self._run(copy[0], inputs)
-        finally:
-            with self._changed:
-                self._idle.append(copy)
-                self._changed.notify()
-
-    def _run(self, method, inputs):
-        with _DelegateErrors():
-            try:
-                _native.begin_call()
-                try:
-                    return method.execute(inputs)
-                finally:
-                    _native.end_call()
-            except RuntimeError as error:
-                # ExecuTorch logs why it refused the inputs and raises only a code.
-                problem = explain_refused_inputs(self._method.metadata, inputs) if "set_inputs" in str(error) else None
-                if problem is None:
-                    raise
-                raise ValueError(f"{problem}\n(ExecuTorch: {error})") from error
-
-    def _take(self):
-        """An idle copy (the most recently used), a new one when all are busy and there may be more, else waits."""
-        with self._changed:
-            while not self._idle:
-                if self._loaded + self._loading < self._max:
-                    self._loading += 1
-                    break
-                self._changed.wait()
-            else:
-                return self._idle.pop()
-        try:
-            copy = self._reload()
-        except BaseException as error:
-            with self._changed:
-                self._loading -= 1
-                self._max = self._loaded + self._loading  # no more attempts: calls wait for a copy instead
-                self._changed.notify_all()
-            if not isinstance(error, Exception):
-                raise
-            warnings.warn(f"executorch-openvino: could not load another copy of the method for a concurrent "
-                          f"call ({error}); calls wait for one of the {self._max} loaded instead",
-                          RuntimeWarning, stacklevel=3)
-            return self._take()
-        with self._changed:
-            self._loading -= 1
-            self._loaded += 1
-        return copy
-
-    def __getattr__(self, name):
-        return getattr(self._method, name)
-
-
-def _concurrency(inits: list, requested) -> tuple[int, str]:
-    """How many calls may run at once, from what the method's inits reported, and why no more.
-
-    Several calls need several loaded copies, which is right only when the
-    program keeps nothing between calls (each copy would keep its own state)
-    and pays only where the GIL is let go, in OpenVINO inferences. The
-    default is the smallest OPTIMAL_NUMBER_OF_INFER_REQUESTS of the method's
-    compiled models (LATENCY on CPU: 1; THROUGHPUT: its streams, 2 on 2
-    cores), at most :data:`MAX_CONCURRENT_CALLS`.
-    """
-    if not inits:
-        return 1, "the method has no OpenVINO partition, and only OpenVINO inferences let the GIL go"
-    if any(init["program_state"] != "none" for init in inits):
-        return 1, ("the program keeps state between calls (a buffer it changes), or was lowered by an "
-                   "executorch-openvino that did not record whether it does: each loaded copy would keep its own")
-    if requested is not None:
-        return requested, ""
-    optimal = [int(i["optimal_infer_requests"]) if i["optimal_infer_requests"].isdigit() else 1 for i in inits]
-    return max(1, min(min(optimal), MAX_CONCURRENT_CALLS)), ""
-
-
-def _program_source(program):
-    """``(what executorch.runtime loads, a function giving it again unchanged or None)`` for ``program``."""
-    if isinstance(program, (str, Path)):
-        path = Path(program)
-        try:
-            identity = _file_identity(path)
-        except OSError:
-            return path, None  # the load itself reports it
-
-        def again():
-            # A replaced or rewritten file would give copies another program: refused
-            # (checked before and after each load, see load_method).
-            if _file_identity(path) != identity:
-                raise RuntimeError(f"{str(path)!r} changed since the method was loaded")
-            return path
-
-        return path, again
-    if isinstance(program, bytearray):
-        program = bytes(program)  # what executorch.runtime makes of it, once for every copy
-    elif hasattr(program, "read") and not isinstance(program, bytes):
-        program = program.read()
-    if isinstance(program, bytes):
-        return program, lambda: program
-    return program, None  # executorch.runtime refuses it
-
-
-def _file_identity(path: Path) -> tuple:
-    st = os.stat(path)
-    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
-
-
-def _load(runtime, data, method_name: str):
-    """``(method, program, inits)``: the inits are the delegate's, of this load only."""
-    loaded = runtime.load_program(data)
-    if method_name not in loaded.method_names:
-        raise RuntimeError(f"the program has no method {method_name!r}; it has {sorted(loaded.method_names)}")
-    _native.start_init_capture()
-    try:
-        method = loaded.load_method(method_name)
-    finally:
-        inits = _native.finish_init_capture()
-    return method, loaded, inits
-
-
-def load_method(program, method_name: str = "forward", *, max_concurrent_calls: int | None = None) -> OpenvinoMethod:
-    """Loads a ``.pte`` (bytes or a path) with ``executorch.runtime`` and returns one method.
-
-    ``max_concurrent_calls``: how many calls of the returned
-    :class:`OpenvinoMethod` may run at once from several threads, each on its
-    own loaded copy (made when calls first overlap). ``None`` (default): what
-    OpenVINO's compiled models suggest (their ``OPTIMAL_NUMBER_OF_INFER_REQUESTS``:
-    1 with ``performance_hint="LATENCY"``, the CPU default; the number of streams
-    with ``THROUGHPUT``, 2 on 2 cores), at most :data:`MAX_CONCURRENT_CALLS`.
-    It is 1, calls one at a time, for a program that keeps state between calls
-    (a buffer it changes), was lowered by an earlier executorch-openvino, or has
-    no OpenVINO partition. A copy of a program loaded from a path is loaded from
-    the path again, and refused if the file changed (the calls then wait
-    for a loaded copy instead, with a ``RuntimeWarning``).
-
-    Raises ``RuntimeError`` with the delegate's own message (which OpenVINO was
-    tried where, which blob field was bad, ...) when loading fails,
-    ``RuntimeError`` naming the methods there are when ``method_name`` is not one,
-    and ``ValueError`` for a ``max_concurrent_calls`` below 1, or above 1 where
-    it must be 1 (the message says why).
-    """
-    from executorch.runtime import Runtime
-
-    if max_concurrent_calls is not None and (not isinstance(max_concurrent_calls, int)
-                                             or isinstance(max_concurrent_calls, bool) or max_concurrent_calls < 1):
-        raise ValueError(f"max_concurrent_calls is {max_concurrent_calls!r}; give an int of 1 or more, or None "
-                         "for what OpenVINO suggests")
-    runtime = Runtime.get()
-    data, again = _program_source(program)
-    with _DelegateErrors():
-        method, loaded, inits = _load(runtime, data, method_name)
-    limit, reason = _concurrency(inits, max_concurrent_calls)
-    if max_concurrent_calls is not None and max_concurrent_calls > limit:
-        raise ValueError(f"max_concurrent_calls={max_concurrent_calls} cannot be honoured: {reason}")
-    reload = None
-    if again is not None and limit > 1:
-        try:
-            again()
-        except (OSError, RuntimeError):  # the file changed while it loaded: no copies of either version
-            return OpenvinoMethod(method, loaded)
-
-        def reload():
-            with _DelegateErrors():
-                copy, copy_program, _ = _load(runtime, again(), method_name)
-            again()
-            return copy, copy_program
-    return OpenvinoMethod(method, loaded, reload=reload, max_concurrent_calls=limit)

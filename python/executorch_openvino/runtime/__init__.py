@@ -3,5 +3,6 @@
 Nothing here imports :mod:`executorch_openvino.lowering` or OpenVINO's Python package:
 :mod:`.library_discovery` finds the pip ``openvino`` package's libraries without importing it, and
 :mod:`.runner` (the ``executorch-openvino-run`` command) needs neither torch nor executorch's Python
-side; :mod:`.method_inputs` checks the tensors given to a loaded method (it imports torch).
+side; :mod:`.loaded_method` (``exov.load_method``) runs a ``.pte`` through ``executorch.runtime`` and
+:mod:`.method_inputs` checks the tensors given to it (both import torch).
 """
