@@ -430,7 +430,7 @@ def runner(session: nox.Session) -> None:
 
 EDITABLE_DIR = BUILD / "editable-check"
 # What an editable install of the project reads (copied: the session edits the copy).
-EDITABLE_SOURCES = ["pyproject.toml", "CMakeLists.txt", "README.md", "LICENSE", "native", "python", "wheels"]
+EDITABLE_SOURCES = ["pyproject.toml", "CMakeLists.txt", "README.md", "LICENSE", "cmake", "native", "python", "wheels"]
 
 
 @nox.session(python=PYTHON)
