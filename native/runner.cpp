@@ -16,6 +16,7 @@
 #include <cstring>
 #include <dirent.h>
 #include <new>
+#include <optional>
 #include <unistd.h>
 #include <memory>
 #include <string>
@@ -376,13 +377,10 @@ bool write_output(const SavedOutput& value, size_t i, const std::string& dir, st
   return executorch_openvino::write_npy(path, value.descr, value.shape, value.bytes.data(), value.bytes.size(), error);
 }
 
-}  // namespace
+// Each phase of run() returns -1 to go on, else the exit status.
 
-int run(int argc, char** argv) {
-  Options o;
-  int status = parse_arguments(argc, argv, &o);
-  if (status >= 0) return status;
-
+// The OpenVINO C library to use: --openvino-lib, else where the runner's package suggests.
+int choose_openvino(const Options& o) {
   auto& openvino = executorch_openvino::OpenVinoLibrary::instance();
   if (!o.openvino_lib.empty()) {
     if (!is_readable_file(o.openvino_lib)) {
@@ -404,14 +402,21 @@ int run(int argc, char** argv) {
       std::free(libs);
     }
   }
+  return -1;
+}
+
+int check_program(const Options& o) {
   if (!is_readable_file(o.program)) {
     return bad_arguments("the program '" + o.program + "' does not exist or is not a file");
   }
   if (executorch_openvino::registration_status() != executorch::runtime::Error::Ok) {
     return failed("the OpenVINO delegate did not register with ExecuTorch's runtime");
   }
+  return -1;
+}
 
-  Module module(o.program, Module::LoadMode::Mmap);
+// Loads the program and finds the method to run (--list prints them all and stops, status 0).
+int open_method(Module& module, const Options& o, std::optional<MethodMeta>* meta) {
   if (module.load() != executorch::runtime::Error::Ok) {
     return failed("'" + o.program + "' is not an ExecuTorch program this runtime can load");
   }
@@ -428,52 +433,75 @@ int run(int argc, char** argv) {
     for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
     return bad_arguments("the program has no method '" + o.method + "'; it has: " + all);
   }
-  auto meta = module.method_meta(o.method);
-  if (!meta.ok()) return failed("could not read the metadata of method '" + o.method + "'");
-  const size_t n_inputs = meta->num_inputs();
+  auto found = module.method_meta(o.method);
+  if (!found.ok()) return failed("could not read the metadata of method '" + o.method + "'");
+  meta->emplace(*found);
+  return -1;
+}
+
+// The method's inputs, from --input values or --random-inputs; `storage` holds the tensors' data.
+int make_inputs(const Options& o, const MethodMeta& meta, std::vector<InputTensor>* storage,
+                std::vector<EValue>* inputs) {
+  const size_t n_inputs = meta.num_inputs();
   if (!o.random_inputs && o.inputs.size() != n_inputs) {
     return bad_arguments("method '" + o.method + "' takes " + std::to_string(n_inputs) + " inputs, " +
                          std::to_string(o.inputs.size()) + " --input values were given (or use --random-inputs; "
                          "--list shows them)");
   }
-
-  std::vector<InputTensor> storage(n_inputs);
-  std::vector<EValue> inputs(n_inputs);
+  storage->resize(n_inputs);
+  inputs->resize(n_inputs);
   SplitMix64 rng{o.seed};
   std::string error;
   for (size_t i = 0; i < n_inputs; ++i) {
-    auto tag = meta->input_tag(i);
+    auto tag = meta.input_tag(i);
     const bool is_tensor = tag.ok() && tag.get() == Tag::Tensor;
+    InputTensor& tensor = (*storage)[i];
     if (is_tensor && o.random_inputs) {
-      auto info = meta->input_tensor_meta(i);
-      if (!random_tensor(info->scalar_type(), to_shape(info->sizes()), rng, &storage[i], &error)) {
+      auto info = meta.input_tensor_meta(i);
+      if (!random_tensor(info->scalar_type(), to_shape(info->sizes()), rng, &tensor, &error)) {
         return bad_arguments("input " + std::to_string(i) + ": " + error);
       }
       auto sizes = info->sizes();
-      storage[i].tensor = executorch::extension::make_tensor_ptr(
-          std::vector<executorch::aten::SizesType>(sizes.begin(), sizes.end()), storage[i].data.data(),
+      tensor.tensor = executorch::extension::make_tensor_ptr(
+          std::vector<executorch::aten::SizesType>(sizes.begin(), sizes.end()), tensor.data.data(),
           info->scalar_type());
     } else if (is_tensor) {
-      if (!tensor_input(o.inputs[i], i, *meta, &storage[i], &error)) return bad_arguments(error);
+      if (!tensor_input(o.inputs[i], i, meta, &tensor, &error)) return bad_arguments(error);
     } else if (o.random_inputs) {
       return bad_arguments("input " + std::to_string(i) + " is not a tensor (" +
-                           describe_value(*meta, i, true) + "): pass every input with --input");
-    } else if (!scalar_input(o.inputs[i], i, tag.ok() ? tag.get() : Tag::None, &inputs[i], &error)) {
+                           describe_value(meta, i, true) + "): pass every input with --input");
+    } else if (!scalar_input(o.inputs[i], i, tag.ok() ? tag.get() : Tag::None, &(*inputs)[i], &error)) {
       return bad_arguments(error);
     }
-    if (is_tensor) inputs[i] = EValue(*storage[i].tensor);
+    if (is_tensor) (*inputs)[i] = EValue(*tensor.tensor);
   }
+  return -1;
+}
 
-  if (!o.output_dir.empty()) {  // before any run: a bad folder is an argument error
-    if (!is_dir(o.output_dir) && mkdir(o.output_dir.c_str(), 0755) != 0) {
-      return bad_arguments("cannot create the output folder '" + o.output_dir + "'");
-    }
-    if (access(o.output_dir.c_str(), W_OK | X_OK) != 0) {
-      return bad_arguments("cannot write into the output folder '" + o.output_dir + "'");
-    }
+// Before any run: a bad folder is an argument error.
+int check_output_dir(const Options& o) {
+  if (o.output_dir.empty()) return -1;
+  if (!is_dir(o.output_dir) && mkdir(o.output_dir.c_str(), 0755) != 0) {
+    return bad_arguments("cannot create the output folder '" + o.output_dir + "'");
   }
+  if (access(o.output_dir.c_str(), W_OK | X_OK) != 0) {
+    return bad_arguments("cannot write into the output folder '" + o.output_dir + "'");
+  }
+  return -1;
+}
 
-  using Clock = std::chrono::steady_clock;
+using Clock = std::chrono::steady_clock;
+
+// Buffers of the outputs left out of memory planning (programs with dynamic shapes).
+struct OutputBuffers {
+  std::vector<std::unique_ptr<uint8_t[]>> storage;
+  std::vector<TensorPtr> tensors;
+};
+
+// Loads the method (timed: `load_ms`) and gives its unplanned outputs their buffers.
+int load_method(Module& module, const Options& o, const MethodMeta& meta, OutputBuffers* outputs,
+                double* load_ms) {
+  auto& openvino = executorch_openvino::OpenVinoLibrary::instance();
   executorch_openvino::clear_last_error();
   auto start = Clock::now();
   if (module.load_method(o.method) != executorch::runtime::Error::Ok) {
@@ -482,40 +510,46 @@ int run(int argc, char** argv) {
                    : openvino.is_loaded() ? ""
                                           : "; to choose the OpenVINO C library, pass --openvino-lib PATH"));
   }
-  const double load_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  // Outputs left out of memory planning (programs with dynamic shapes) need
-  // buffers from the caller: one per output, at its upper-bound size, left
-  // uninitialised so that only the pages a run writes become resident.
-  std::vector<std::unique_ptr<uint8_t[]>> output_storage(meta->num_outputs());
-  std::vector<TensorPtr> output_tensors(meta->num_outputs());
-  for (size_t i = 0; i < meta->num_outputs(); ++i) {
-    auto tag = meta->output_tag(i);
+  *load_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  // One buffer per such output, at its upper-bound size, left uninitialised
+  // so that only the pages a run writes become resident.
+  outputs->storage.resize(meta.num_outputs());
+  outputs->tensors.resize(meta.num_outputs());
+  for (size_t i = 0; i < meta.num_outputs(); ++i) {
+    auto tag = meta.output_tag(i);
     if (!tag.ok() || tag.get() != Tag::Tensor) continue;
-    auto info = meta->output_tensor_meta(i);
+    auto info = meta.output_tensor_meta(i);
     if (!info.ok() || info->is_memory_planned()) continue;
     auto sizes = info->sizes();
-    output_storage[i].reset(new (std::nothrow) uint8_t[std::max<size_t>(info->nbytes(), 1)]);
-    if (!output_storage[i]) {
+    outputs->storage[i].reset(new (std::nothrow) uint8_t[std::max<size_t>(info->nbytes(), 1)]);
+    if (!outputs->storage[i]) {
       return failed("output " + std::to_string(i) + " needs " + std::to_string(info->nbytes()) + " bytes at its "
                     "upper bound " + shape_text(to_shape(sizes)) + ", more than this machine can allocate: lower "
                     "the model with a smaller maximum for its dynamic dimensions");
     }
-    output_tensors[i] = executorch::extension::make_tensor_ptr(
-        std::vector<executorch::aten::SizesType>(sizes.begin(), sizes.end()), output_storage[i].get(),
+    outputs->tensors[i] = executorch::extension::make_tensor_ptr(
+        std::vector<executorch::aten::SizesType>(sizes.begin(), sizes.end()), outputs->storage[i].get(),
         info->scalar_type());
-    if (module.set_output(o.method, EValue(*output_tensors[i]), i) != executorch::runtime::Error::Ok) {
+    if (module.set_output(o.method, EValue(*outputs->tensors[i]), i) != executorch::runtime::Error::Ok) {
       return failed("could not give output " + std::to_string(i) + " of method '" + o.method + "' its buffer");
     }
   }
-  // Run 0 is the first (timed alone); runs 1..iterations are timed together.
-  // The outputs written are run 0's, copied before the timed runs: what one
-  // call of a fresh method gives, as executorch.runtime's first call does,
-  // also for programs that keep state between calls.
-  std::vector<SavedOutput> saved;
-  std::vector<double> times;
+  return -1;
+}
+
+struct Runs {
+  std::vector<SavedOutput> saved;  // run 0's outputs
   double first_ms = 0;
+  std::vector<double> times;  // runs 1..iterations
+};
+
+// Run 0 is the first (timed alone); runs 1..iterations are timed together.
+// The outputs written are run 0's, copied before the timed runs: what one
+// call of a fresh method gives, as executorch.runtime's first call does,
+// also for programs that keep state between calls.
+int run_method(Module& module, const Options& o, const std::vector<EValue>& inputs, Runs* runs) {
   for (long k = 0; k <= o.iterations; ++k) {
-    start = Clock::now();
+    auto start = Clock::now();
     executorch::runtime::Error set = module.set_inputs(o.method, inputs);
     if (set != executorch::runtime::Error::Ok) {
       return bad_arguments("method '" + o.method + "' refused the inputs (ExecuTorch error " + hex_code(set) +
@@ -529,19 +563,25 @@ int run(int argc, char** argv) {
                     hex_code(result.error()) + ")");
     }
     if (k == 0) {
-      first_ms = ms;
-      for (const EValue& value : *result) saved.push_back(save_output(value));
+      runs->first_ms = ms;
+      for (const EValue& value : *result) runs->saved.push_back(save_output(value));
     } else {
-      times.push_back(ms);
+      runs->times.push_back(ms);
     }
   }
+  return -1;
+}
 
+// Prints the summary and writes the outputs; 1 when one could not be written.
+int report(const Options& o, const Runs& runs, double load_ms) {
+  auto& openvino = executorch_openvino::OpenVinoLibrary::instance();
   std::printf("program %s, method %s: load %.1f ms, first run %.2f ms\n", o.program.c_str(), o.method.c_str(),
-              load_ms, first_ms);
+              load_ms, runs.first_ms);
   if (openvino.is_loaded()) {
     const auto info = openvino.info();
     std::printf("OpenVINO %s (%s): %s\n", info.version.c_str(), info.source.c_str(), info.path.c_str());
   }
+  const std::vector<double>& times = runs.times;
   if (!times.empty()) {
     std::vector<double> sorted = times;
     std::sort(sorted.begin(), sorted.end());
@@ -550,21 +590,49 @@ int run(int argc, char** argv) {
     std::printf("%zu timed runs: median %.3f ms, mean %.3f ms, min %.3f ms\n", times.size(),
                 sorted[sorted.size() / 2], mean, sorted.front());
   }
-  int status_out = 0;
-  for (size_t i = 0; i < saved.size(); ++i) {
-    std::printf("output %zu: %s", i, saved[i].summary.c_str());
+  int status = 0;
+  std::string error;
+  for (size_t i = 0; i < runs.saved.size(); ++i) {
+    const SavedOutput& saved = runs.saved[i];
+    std::printf("output %zu: %s", i, saved.summary.c_str());
     if (!o.output_dir.empty()) {
-      if (write_output(saved[i], i, o.output_dir, &error)) {
+      if (write_output(saved, i, o.output_dir, &error)) {
         std::printf(" -> %s/output_%zu.npy%s", o.output_dir.c_str(), i,
-                    saved[i].type == ScalarType::BFloat16 ? " (bfloat16 bits as uint16: NumPy has no bfloat16)" : "");
+                    saved.type == ScalarType::BFloat16 ? " (bfloat16 bits as uint16: NumPy has no bfloat16)" : "");
       } else {
         std::printf(" (not written: %s)", error.c_str());
-        status_out = 1;
+        status = 1;
       }
     }
     std::printf("\n");
   }
-  return status_out;
+  return status;
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  Options o;
+  int status = parse_arguments(argc, argv, &o);
+  if (status < 0) status = choose_openvino(o);
+  if (status < 0) status = check_program(o);
+  if (status >= 0) return status;
+  Module module(o.program, Module::LoadMode::Mmap);
+  std::optional<MethodMeta> meta;
+  status = open_method(module, o, &meta);
+  if (status >= 0) return status;
+  std::vector<InputTensor> storage;
+  std::vector<EValue> inputs;
+  status = make_inputs(o, *meta, &storage, &inputs);
+  if (status < 0) status = check_output_dir(o);
+  if (status >= 0) return status;
+  OutputBuffers outputs;
+  double load_ms = 0;
+  Runs runs;
+  status = load_method(module, o, *meta, &outputs, &load_ms);
+  if (status < 0) status = run_method(module, o, inputs, &runs);
+  if (status >= 0) return status;
+  return report(o, runs, load_ms);
 }
 
 int main(int argc, char** argv) {

@@ -21,7 +21,7 @@ from conftest import Fn, lower, require_all
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "native"))
-from compile_harness import compile_against_wheel, compiler, write_first_blob  # noqa: E402
+from compile_harness import build_harness, compiler, write_first_blob  # noqa: E402
 
 CHECKS = 11
 
@@ -31,8 +31,7 @@ def test_backend_options_from_cpp(tmp_path, pip_openvino_c_library):
         if require_all():
             pytest.fail("a C++ compiler (g++) is needed for the backend-option test")
         pytest.skip("no C++ compiler")
-    program = compile_against_wheel(ROOT / "tests" / "native" / "backend_options.cpp", tmp_path / "backend_options",
-                                    sanitize=os.environ.get("EXOV_SANITIZE", ""))
+    program = build_harness("backend_options", tmp_path / "native", sanitize=os.environ.get("EXOV_SANITIZE", ""))
     pte, summary = lower(Fn(lambda x: torch.tanh(x) * 3), (torch.randn(4, 8),))
     assert summary.partitions == 1
     blob = write_first_blob(pte, tmp_path / "partition.blob")

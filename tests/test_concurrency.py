@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import gc
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -31,7 +30,7 @@ from executorch_openvino import _native
 from conftest import ThreadsModel, lower, require_all, run, run_python_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "native"))
-from compile_harness import compiler  # noqa: E402
+from compile_harness import build_harness, compiler  # noqa: E402
 
 
 def _lowered() -> bytes:
@@ -406,10 +405,7 @@ def test_standard_streams_are_left_as_they_were_after_overlapping_calls(tmp_path
         if require_all():
             pytest.fail("a C++ compiler (g++) is needed for the standard streams test")
         pytest.skip("no C++ compiler")
-    probe = tmp_path / "libstdio_probe.so"
-    subprocess.run([compiler(), "-std=c++17", "-shared", "-fPIC", "-O1",
-                    str(Path(__file__).parent / "native" / "stdio_probe.cpp"), "-o", str(probe)],
-                   check=True, capture_output=True, text=True)
+    probe = build_harness("stdio_probe", tmp_path)
     pte = tmp_path / "model.pte"
     pte.write_bytes(_mlp_pte("THROUGHPUT", seed=15))
     result = run_python_json(f"""

@@ -12,10 +12,14 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from conftest import SEARCH_VARIABLES, run_python_json
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "native"))
+from compile_harness import build_harness  # noqa: E402
 
 LOAD = """
     import json, executorch_openvino as exov
@@ -92,13 +96,10 @@ def test_set_library_path_relative_through_a_link_and_dot_dot(tmp_path, pip_open
 @pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler for the statx-denying shim")
 def test_library_search_works_where_statx_is_denied(tmp_path, pip_openvino_c_library):
     # Sandboxes such as Docker's seccomp profile before 18.04 answer statx with EPERM; the search
-    # falls back to fstatat (native/file_system.cpp).
-    shim = tmp_path / "deny_statx.c"
-    shim.write_text("#include <errno.h>\n"
-                    "int statx(int d, const char* p, int f, unsigned m, void* b) { errno = EPERM; return -1; }\n")
-    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(tmp_path / "libdeny_statx.so"), str(shim)], check=True)
+    # falls back to fstatat (native/file_system.cpp). The shim: tests/native/deny_statx.c.
+    shim = build_harness("deny_statx", tmp_path)
     # After what is preloaded already (the sanitizers session preloads its runtimes first).
-    preload = ":".join(filter(None, [os.environ.get("LD_PRELOAD"), str(tmp_path / "libdeny_statx.so")]))
+    preload = ":".join(filter(None, [os.environ.get("LD_PRELOAD"), str(shim)]))
     result = run_python_json(LOAD, {"LD_PRELOAD": preload}, tmp_path)
     assert result["ok"], result["error"]
     assert result["source"] == "pip openvino package"

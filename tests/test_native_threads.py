@@ -22,7 +22,7 @@ from conftest import ThreadsModel, lower, require_all
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "native"))
-from compile_harness import compile_against_wheel, compiler, write_first_blob  # noqa: E402
+from compile_harness import build_harness, compiler, write_first_blob  # noqa: E402
 
 
 def _harness_input(seed: int) -> torch.Tensor:
@@ -36,9 +36,8 @@ def harness(tmp_path_factory) -> Path:
         if require_all():
             pytest.fail("a C++ compiler (g++) is needed for the native thread test")
         pytest.skip("no C++ compiler")
-    out = tmp_path_factory.mktemp("native") / "delegate_threads"
-    return compile_against_wheel(ROOT / "tests" / "native" / "delegate_threads.cpp", out,
-                                 sanitize=os.environ.get("EXOV_SANITIZE", ""))
+    return build_harness("delegate_threads", tmp_path_factory.mktemp("native"),
+                         sanitize=os.environ.get("EXOV_SANITIZE", ""))
 
 
 def _blob_file(tmp_path: Path) -> Path:

@@ -32,7 +32,7 @@ import concurrency  # noqa: E402
 import torch  # noqa: E402
 from engines import LOCAL_ENGINES, SLOW_CALL_S, BundledOpenvino, environment_for, openvino_model  # noqa: E402
 from models import CASE_NAMES, make_case  # noqa: E402
-from compile_harness import compile_against_wheel, compiler, write_first_blob  # noqa: E402
+from compile_harness import build_harness, compiler, write_first_blob  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 PROBE_CASE = "minilm_b1"
@@ -222,9 +222,7 @@ def measure_overhead(workdir: Path, calls: int = 50_000) -> dict | None:
     blob = write_first_blob((workdir / "tiny_add.delegate.pte").read_bytes(), workdir / "tiny_add.blob")
     ov_root = Path(openvino.__file__).parent
     library = sorted((ov_root / "libs").glob("libopenvino_c.so.*"))[-1]
-    harness = compile_against_wheel(HERE / "overhead.cpp", workdir / "overhead", "-I", str(ov_root / "include"),
-                                    f"-L{library.parent}", f"-l:{library.name}", f"-Wl,-rpath,{library.parent}",
-                                    optimize="-O2")
+    harness = build_harness("overhead", workdir)  # links `library` too (tests/CMakeLists.txt)
     env = {**os.environ, "OPENVINO_LIB_PATH": str(library)}  # the same library for both
     out = subprocess.run([str(harness), str(blob), str(calls)], env=env, check=True,
                          capture_output=True, text=True)

@@ -1,17 +1,17 @@
-"""Compiles a C++ program against the installed wheel's delegate library and executorch's runtime.
+"""Builds the native test programs against the installed wheel, with CMake (tests/CMakeLists.txt, EXOV_CHECKS=harness).
 
-Used by tests/test_native_threads.py, tests/test_backend_options.py and
-tests/benchmarks/bench.py: the same
-flags the executorch wheel's CMake targets carry (C++17,
-``C10_USING_CUSTOM_GENERATED_MACROS``, the c10 include folder), linked to
-``libexecutorch_openvino_backend.so`` and ``libexecutorch.so`` with their
-folders as RUNPATH.
+Used by tests/test_native_threads.py, tests/test_backend_options.py,
+tests/test_concurrency.py, tests/test_library_loading.py and
+tests/benchmarks/bench.py. CMake says how each target is compiled; here only
+the folders of the installed packages are found and passed to it.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,29 +22,50 @@ def compiler() -> str | None:
     return shutil.which("g++") or shutil.which("c++")
 
 
-def compile_against_wheel(source: Path, out: Path, *extra: str, optimize: str = "-O1", sanitize: str = "") -> Path:
-    """Builds `source` into the executable `out`; raises ``subprocess.CalledProcessError`` with the compiler's output.
+def _tool(name: str) -> str:
+    """`name` beside this interpreter (the venv's cmake and ninja packages), else from PATH."""
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.is_file() else (shutil.which(name) or name)
 
-    `extra` goes last on the command line (more include folders and libraries);
-    `sanitize` is a ``-fsanitize=`` list (e.g. ``address,undefined``).
+
+def build_harness(target: str, out: Path, sanitize: str = "") -> Path:
+    """Builds the CMake `target` into the folder `out` and returns its file; raises
+    ``subprocess.CalledProcessError`` with CMake's output.
+
+    `sanitize` is the wheel's ``-fsanitize=`` list (e.g. ``address,undefined``), "" for none.
     """
     import executorch
+    import openvino
 
     import executorch_openvino
 
-    package = Path(executorch_openvino.__file__).parent
-    et_root = Path(list(executorch.__path__)[0])  # a namespace package: no __file__
-    subprocess.run([
-        compiler() or "g++", "-std=c++17", optimize, "-g", "-pthread",
-        *([f"-fsanitize={sanitize}", "-fno-sanitize-recover=all"] if sanitize else []),
-        "-DC10_USING_CUSTOM_GENERATED_MACROS", "-DET_EVENT_TRACER_ENABLED",
-        "-I", str(ROOT / "native"), "-I", str(ROOT / "tests" / "native"), "-I", str(et_root / "include"),
-        "-I", str(et_root / "include" / "executorch" / "runtime" / "core" / "portable_type" / "c10"),
-        str(source), "-o", str(out),
-        f"-L{package}", "-l:libexecutorch_openvino_backend.so", f"-L{et_root / 'lib'}", "-lexecutorch",
-        f"-Wl,-rpath,{package}:{et_root / 'lib'}", *extra,
-    ], check=True, capture_output=True, text=True)
-    return out
+    out.mkdir(parents=True, exist_ok=True)
+    ov_root = Path(openvino.__file__).parent
+    ov_c = sorted((ov_root / "libs").glob("libopenvino_c.so.*"))
+    settings = {
+        "EXOV_CHECKS": "harness",
+        "EXOV_PACKAGE_DIR": Path(executorch_openvino.__file__).parent,
+        "EXECUTORCH_PACKAGE_DIR": Path(list(executorch.__path__)[0]),  # a namespace package: no __file__
+        "OPENVINO_INCLUDE_DIR": ov_root / "include",
+        "OPENVINO_C_LIBRARY": ov_c[-1] if ov_c else "",
+        "EXOV_SANITIZE": sanitize,
+        "CMAKE_CXX_COMPILER": compiler() or "g++",
+        "CMAKE_RUNTIME_OUTPUT_DIRECTORY": out,
+        "CMAKE_LIBRARY_OUTPUT_DIRECTORY": out,
+    }
+    ninja = _tool("ninja")
+    generator = ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"] if shutil.which(ninja) else []
+    build = out / f"cmake-{target}"
+    # The build tools need none of the sanitizer runtimes a test session preloads.
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    cmake = _tool("cmake")
+    for command in ([cmake, "-S", str(ROOT / "tests"), "-B", str(build), *generator,
+                     *[f"-D{name}={value}" for name, value in settings.items()]],
+                    [cmake, "--build", str(build), "--target", target]):
+        subprocess.run(command, check=True, capture_output=True, text=True, env=env)
+    built = [p for p in (out / target, out / f"lib{target}.so") if p.is_file()]
+    assert built, f"CMake built no {target} in {out}"
+    return built[0]
 
 
 def write_first_blob(pte: bytes, path: Path) -> Path:
