@@ -427,7 +427,8 @@ def runner(session: nox.Session) -> None:
     built = install / "executorch_openvino" / "executorch_openvino_run"
     library = sorted((openvino / "libs").glob("libopenvino_c.so*"))[-1]
     with session.chdir(session.create_tmp()):
-        session.run("python", str(ROOT / "tests" / "helpers" / "runner_check.py"), str(built), str(library), external=True)
+        check = ROOT / "tests" / "helpers" / "runner_check.py"
+        session.run("python", str(check), str(built), str(library), external=True)
 
 
 EDITABLE_DIR = BUILD / "editable-check"
@@ -707,7 +708,8 @@ def sdist_install(session: nox.Session) -> None:
     after = site_packages.distribution_state(session, ["torch", "executorch"])
     if after != before:
         session.error(f"installing the sdist changed torch or executorch:\nbefore: {before}\nafter:  {after}")
-    code = "from importlib.metadata import requires; print([r for r in requires('executorch-openvino') if r.startswith('executorch')])"
+    code = ("from importlib.metadata import requires; "
+            "print([r for r in requires('executorch-openvino') if r.startswith('executorch')])")
     pinned = session.run("python", "-c", code, silent=True).strip().splitlines()[-1]
     if pinned != f"[{EXECUTORCH!r}]":
         session.error(f"the wheel built from the sdist requires {pinned}, not {EXECUTORCH}")
@@ -738,8 +740,8 @@ def wheel(session: nox.Session) -> None:
     (archive,) = DIST.glob("*.tar.gz")
     raw, build_seconds = wheel_build.pip_wheel(session, archive, RELEASE_BUILD / "raw" / python)
     started = time.perf_counter()
-    repaired = wheel_build.auditwheel_repair(session, raw, DIST, MANYLINUX_PLATFORM, _exclusions("auditwheel-exclude.txt"),
-                                        clean=False)
+    repaired = wheel_build.auditwheel_repair(session, raw, DIST, MANYLINUX_PLATFORM,
+                                             _exclusions("auditwheel-exclude.txt"), clean=False)
     repair_seconds = time.perf_counter() - started
     session.run("twine", "check", "--strict", str(repaired))
 
@@ -784,8 +786,8 @@ def release(session: nox.Session) -> None:
     artifacts = package_index.artifacts(DIST)
     project = _project_metadata()
     version = project["version"]
-    expected = {f"executorch_openvino-{version}.tar.gz", *(f"executorch_openvino-{version}-{tag}-{MANYLINUX_PLATFORM}.whl"
-                                                         for tag in RELEASE_WHEEL_TAGS.values())}
+    wheels = (f"executorch_openvino-{version}-{tag}-{MANYLINUX_PLATFORM}.whl" for tag in RELEASE_WHEEL_TAGS.values())
+    expected = {f"executorch_openvino-{version}.tar.gz", *wheels}
     if {p.name for p in artifacts} != expected:
         session.error(f"dist/ should hold exactly {sorted(expected)}, it holds {[p.name for p in artifacts]}")
     session.run("twine", "check", "--strict", *map(str, artifacts))
@@ -819,12 +821,14 @@ def release(session: nox.Session) -> None:
         check = json.loads(out.strip().splitlines()[-1])
         results.append({"python": check["python"], "installed": chosen, "registered": check["registered"],
                         "outputs": check["outputs"], "problems": check["problems"],
-                        "venv_bytes": release_steps.folder_bytes(folder), "seconds": round(time.perf_counter() - started, 1),
+                        "venv_bytes": release_steps.folder_bytes(folder),
+                        "seconds": round(time.perf_counter() - started, 1),
                         **cost})
         shutil.rmtree(folder)  # several GB each with torch's CUDA build
     # Build figures exist where this machine built the wheels (not when CI jobs built them elsewhere).
     built = {p: json.loads(f.read_text()) for p in WHEEL_PYTHONS if (f := RELEASE_BUILD / f"wheel-{p}.json").is_file()}
-    report = {"cpu": release_steps.cpu_model(), "commit": release_steps.git_commit(ROOT), "artifacts": [{"file": p.name, "bytes": p.stat().st_size} for p in artifacts],
+    sizes = [{"file": p.name, "bytes": p.stat().st_size} for p in artifacts]
+    report = {"cpu": release_steps.cpu_model(), "commit": release_steps.git_commit(ROOT), "artifacts": sizes,
               "wheels": built, "installs": results, "wheelhouse_bytes": release_steps.folder_bytes(WHEELHOUSE)}
     (RELEASE_BUILD / "report.json").write_text(json.dumps(report, indent=1))
     table = release_steps.table(report)

@@ -7,7 +7,7 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import nox
 
@@ -57,7 +57,8 @@ def publish(out: Path, results: Path, kept_ops: Path, commit: str) -> None:
     """Writes `out` (docs/benchmarks.md) from the session's own tables, so that no figure is typed by hand:
     bench.py's results.md and kept_ops.py's table."""
     parts = [f"# Benchmarks\n\nWritten by `nox -s bench` at commit {commit}; every figure below is that "
-             "run's output (`build/bench/results.md`, `kept_ops.md`). docs/development.md, \"Benchmarks\", says what the "
-             "engines and models are.\n", "## Latency, load time, memory, packaging\n", results.read_text(),
+             "run's output (`build/bench/results.md`, `kept_ops.md`). docs/development.md, \"Benchmarks\", "
+             "says what the engines and models are.\n", "## Latency, load time, memory, packaging\n",
+             results.read_text(),
              "## Operations kept whole (`tests/benchmarks/kept_ops.py`)\n", kept_ops.read_text()]
     out.write_text("\n".join(p.rstrip() + "\n" for p in parts))

@@ -37,7 +37,8 @@ def edit_cxx(source: Path, probe: str) -> None:
     assert text.count(attribute) == 1, f"{module} changed: update the editable session's probe"
     module.write_text(text.replace(attribute, attribute + f'  m.attr("EDITABLE_PROBE") = {probe};\n'))
     with (source / "native" / "compile_specs.cpp").open("a") as f:
-        f.write(f'\nextern "C" __attribute__((visibility("default"))) int exov_editable_probe() {{ return {probe}; }}\n')
+        exported = 'extern "C" __attribute__((visibility("default")))'
+        f.write(f"\n{exported} int exov_editable_probe() {{ return {probe}; }}\n")
 
 
 def isolated_executorch(executorch: Path, folder: Path) -> Path:

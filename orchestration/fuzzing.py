@@ -25,8 +25,8 @@ def build(session: nox.Session, clang: str, out: Path, targets: list[str], execu
     delegate_init_fuzz and strip_deepbind (gcc's) need the installed `executorch` and `openvino` packages;
     without them only the parsers are configured.
     """
-    defines = {"CMAKE_CXX_COMPILER": clang, "CMAKE_C_COMPILER": "gcc",
-               "EXECUTORCH_PACKAGE_DIR": executorch or "", "OPENVINO_INCLUDE_DIR": openvino / "include" if openvino else ""}
+    defines = {"CMAKE_CXX_COMPILER": clang, "CMAKE_C_COMPILER": "gcc", "EXECUTORCH_PACKAGE_DIR": executorch or "",
+               "OPENVINO_INCLUDE_DIR": openvino / "include" if openvino else ""}
     return native_checks.build(session, "fuzz", out / "cmake", targets, defines, out=out)
 
 

@@ -81,7 +81,7 @@ def use_folder(package_dir: str) -> ExecutorchLocation:
     return _given
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _found() -> ExecutorchLocation | None:
     installing = {k: v for k, v in os.environ.items() if k not in _ISOLATION_VARIABLES}
     for environment, where in ((dict(os.environ), "build environment"), (installing, "installing environment")):
