@@ -24,8 +24,9 @@
 #include <vector>
 
 #include "delegate_api.h"
-#include "npy_file.h"
 #include "openvino_library.h"
+#include "runner_options.h"
+#include "runner_values.h"
 
 using executorch::aten::ScalarType;
 using executorch::extension::Module;
@@ -35,6 +36,8 @@ using executorch::runtime::MethodMeta;
 using executorch::runtime::Tag;
 
 namespace {
+
+using namespace executorch_openvino::runner;
 
 // No stat(): its GLIBC_2.33 symbol would keep the runner out of manylinux_2_28.
 bool is_dir(const std::string& path) {
@@ -49,144 +52,11 @@ bool is_readable_file(const std::string& path) {
   return file != nullptr;
 }
 
-// SplitMix64 (Steele, Lea, Flood 2014): a fixed sequence per seed, on every platform and
-// standard library (std::mt19937 would pull libstdc++'s random.o and glibc 2.36's arc4random).
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  double unit() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-};
-
-const char kUsage[] =
-    "usage: executorch-openvino-run PROGRAM.pte [--list] [--method NAME]\n"
-    "           [--input FILE.npy | --input int:N | --input float:X | --input bool:0|1]...\n"
-    "           [--random-inputs] [--seed N] [--output-dir DIR] [--iterations N] [--openvino-lib PATH]\n"
-    "\n"
-    "  --list            print every method's inputs and outputs, then stop\n"
-    "  --method NAME     the method to run (default: forward)\n"
-    "  --input VALUE     one per method input, in order: a .npy file for a tensor input, int:/float:/bool: for others\n"
-    "  --random-inputs   generate the inputs instead: tensors of the declared shapes, float types uniform in\n"
-    "                    [-1, 1), integer types uniform in [0, 100), bool fair coin flips, from --seed (default 0;\n"
-    "                    SplitMix64, the same numbers on every machine)\n"
-    "  --output-dir DIR  write output i as DIR/output_<i>.npy\n"
-    "  --iterations N    timed runs after the first (default 10); the summary gives their median and mean\n"
-    "  --openvino-lib P  the OpenVINO C library to use. Without it: OPENVINO_LIB_PATH, then the pip openvino\n"
-    "                    package beside this runner's package, then an install tree named by INTEL_OPENVINO_DIR,\n"
-    "                    then CONDA_PREFIX, then the system's library search path\n";
-
-struct Options {
-  std::string program;
-  std::string method = "forward";
-  std::vector<std::string> inputs;
-  bool list = false;
-  bool random_inputs = false;
-  uint64_t seed = 0;
-  std::string output_dir;
-  long iterations = 10;
-  std::string openvino_lib;
-};
-
-int bad_arguments(const std::string& message) {
-  std::fprintf(stderr, "executorch-openvino-run: %s\n(run with --help for the options)\n", message.c_str());
-  return 2;
-}
-
 int failed(const std::string& message) {
   std::string detail = executorch_openvino::last_error();
   std::fprintf(stderr, "executorch-openvino-run: %s%s%s\n", message.c_str(),
                detail.empty() ? "" : "\nexecutorch-openvino: ", detail.c_str());
   return 1;
-}
-
-bool parse_count(const char* text, long* out) {
-  char* end = nullptr;
-  errno = 0;
-  long value = std::strtol(text, &end, 10);
-  if (end == text || *end != '\0' || value < 0 || errno == ERANGE) return false;
-  *out = value;
-  return true;
-}
-
-// Returns -1 to go on, else the exit status.
-int parse_arguments(int argc, char** argv, Options* o) {
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&](const char* name) -> const char* {
-      if (i + 1 >= argc) return nullptr;
-      (void)name;
-      return argv[++i];
-    };
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (arg == "--list") {
-      o->list = true;
-    } else if (arg == "--random-inputs") {
-      o->random_inputs = true;
-    } else if (arg == "--method" || arg == "--input" || arg == "--output-dir" || arg == "--iterations" ||
-               arg == "--seed" || arg == "--openvino-lib") {
-      const char* v = value(arg.c_str());
-      if (v == nullptr) return bad_arguments(arg + " needs a value");
-      if (arg == "--method") o->method = v;
-      if (arg == "--input") o->inputs.push_back(v);
-      if (arg == "--output-dir") o->output_dir = v;
-      if (arg == "--openvino-lib") o->openvino_lib = v;
-      long number = 0;
-      if ((arg == "--iterations" || arg == "--seed") && !parse_count(v, &number)) {
-        return bad_arguments(arg + " takes a whole number from 0 to " + std::to_string(LONG_MAX) + ", got '" + v + "'");
-      }
-      if (arg == "--iterations" && number > 1000000) {
-        return bad_arguments("--iterations " + std::string(v) + " is more than 1000000 runs");
-      }
-      if (arg == "--output-dir" && o->output_dir.empty()) return bad_arguments("--output-dir needs a folder");
-      if (arg == "--iterations") o->iterations = number;
-      if (arg == "--seed") o->seed = static_cast<uint64_t>(number);
-    } else if (!arg.empty() && arg[0] == '-') {
-      return bad_arguments("unknown option '" + arg + "'");
-    } else if (o->program.empty()) {
-      o->program = arg;
-    } else {
-      return bad_arguments("more than one program given ('" + o->program + "', '" + arg +
-                           "'); pass inputs with --input");
-    }
-  }
-  if (o->program.empty()) return bad_arguments("no program given: executorch-openvino-run PROGRAM.pte ...");
-  if (o->random_inputs && !o->inputs.empty()) {
-    return bad_arguments("give either --input values or --random-inputs, not both");
-  }
-  return -1;
-}
-
-// NumPy's type string for an ExecuTorch scalar type, or "" when .npy has none (bfloat16).
-std::string npy_descr(ScalarType type) {
-  switch (type) {
-    case ScalarType::Float: return "<f4";
-    case ScalarType::Double: return "<f8";
-    case ScalarType::Half: return "<f2";
-    case ScalarType::Byte: return "|u1";
-    case ScalarType::Char: return "|i1";
-    case ScalarType::Short: return "<i2";
-    case ScalarType::Int: return "<i4";
-    case ScalarType::Long: return "<i8";
-    case ScalarType::Bool: return "|b1";
-    default: return "";
-  }
-}
-
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string text = "(";
-  for (size_t i = 0; i < shape.size(); ++i) text += std::to_string(shape[i]) + (i + 1 < shape.size() ? ", " : "");
-  return text + (shape.size() == 1 ? ",)" : ")");
-}
-
-template <typename Sizes>
-std::vector<int64_t> to_shape(const Sizes& sizes) {
-  return std::vector<int64_t>(sizes.begin(), sizes.end());
 }
 
 std::string describe_value(const MethodMeta& meta, size_t i, bool input) {
@@ -214,167 +84,10 @@ void list_methods(Module& module, const std::vector<std::string>& names) {
   std::printf("(tensor sizes of dynamic dimensions are their upper bounds)\n");
 }
 
-// The storage of one tensor input; the TensorPtr points into `data`.
-struct InputTensor {
-  std::vector<uint8_t> data;
-  TensorPtr tensor;
-};
-
-bool random_tensor(ScalarType type, const std::vector<int64_t>& shape, SplitMix64& rng, InputTensor* out,
-                   std::string* error) {
-  size_t count = 1;
-  for (int64_t d : shape) count *= static_cast<size_t>(d);
-  const size_t item = executorch::runtime::elementSize(type);
-  out->data.assign(count * item, 0);
-  for (size_t k = 0; k < count; ++k) {
-    uint8_t* at = out->data.data() + k * item;
-    const double real = rng.unit() * 2.0 - 1.0;
-    const int64_t integer = static_cast<int64_t>(rng.next() % 100);
-    switch (type) {
-      case ScalarType::Float: { float v = static_cast<float>(real); std::memcpy(at, &v, 4); break; }
-      case ScalarType::Double: { std::memcpy(at, &real, 8); break; }
-      case ScalarType::Long: { std::memcpy(at, &integer, 8); break; }
-      case ScalarType::Int: { int32_t v = static_cast<int32_t>(integer); std::memcpy(at, &v, 4); break; }
-      case ScalarType::Short: { int16_t v = static_cast<int16_t>(integer); std::memcpy(at, &v, 2); break; }
-      case ScalarType::Char: { int8_t v = static_cast<int8_t>(integer); std::memcpy(at, &v, 1); break; }
-      case ScalarType::Byte: { *at = static_cast<uint8_t>(integer); break; }
-      case ScalarType::Bool: { *at = static_cast<uint8_t>(integer % 2); break; }
-      default:
-        *error = std::string("random inputs of type ") + executorch::runtime::toString(type) +
-                 " are not supported; pass a .npy file";
-        return false;
-    }
-  }
-  return true;
-}
-
-// Parses "int:3", "float:0.5", "bool:1" for a non-tensor input of kind `tag`.
-bool scalar_input(const std::string& text, size_t i, Tag tag, EValue* out, std::string* error) {
-  const size_t colon = text.find(':');
-  const std::string kind = text.substr(0, colon == std::string::npos ? 0 : colon);
-  const std::string number = colon == std::string::npos ? "" : text.substr(colon + 1);
-  const char* wanted = tag == Tag::Int ? "int" : tag == Tag::Double ? "float" : tag == Tag::Bool ? "bool" : nullptr;
-  if (wanted == nullptr) {
-    *error = std::string("input ") + std::to_string(i) + " is a " + executorch::runtime::tag_to_string(tag) +
-             ", which the runner cannot give";
-    return false;
-  }
-  if (kind != wanted) {
-    *error = "input " + std::to_string(i) + " is " + (tag == Tag::Int ? "an " : "a ") +
-             executorch::runtime::tag_to_string(tag) + ": give it as " + wanted + ":" +
-             (tag == Tag::Bool ? "0|1" : "VALUE") + ", not '" + text + "'";
-    return false;
-  }
-  char* end = nullptr;
-  errno = 0;
-  if (tag == Tag::Int) {
-    long long v = std::strtoll(number.c_str(), &end, 10);
-    if (!number.empty() && *end == '\0' && errno != ERANGE) { *out = EValue(static_cast<int64_t>(v)); return true; }
-  } else if (tag == Tag::Double) {
-    double v = std::strtod(number.c_str(), &end);
-    if (!number.empty() && *end == '\0' && errno != ERANGE) { *out = EValue(v); return true; }
-  } else if (number == "0" || number == "1") {
-    *out = EValue(number == "1");
-    return true;
-  }
-  *error = "input " + std::to_string(i) + ": '" + text + "' is not a valid " + wanted + " (a 64-bit " +
-           (tag == Tag::Int ? "integer" : tag == Tag::Double ? "float" : "0 or 1") + ")";
-  return false;
-}
-
-bool tensor_input(const std::string& path, size_t i, const MethodMeta& meta, InputTensor* out, std::string* error) {
-  auto info = meta.input_tensor_meta(i);
-  executorch_openvino::NpyArray array;
-  if (!executorch_openvino::read_npy(path, &array, error)) {
-    *error = "input " + std::to_string(i) + ": " + *error;
-    return false;
-  }
-  const ScalarType type = info->scalar_type();
-  const std::vector<int64_t> declared = to_shape(info->sizes());
-  const std::string wanted = npy_descr(type);
-  if (array.descr != wanted) {
-    *error = "input " + std::to_string(i) + " ('" + path + "') holds NumPy type '" + array.descr +
-             "'; the method takes " + executorch::runtime::toString(type) + (wanted.empty() ? "" : " ('" + wanted + "')") +
-             ": save array.astype(...) of that type";
-    return false;
-  }
-  if (array.shape.size() != declared.size()) {
-    *error = "input " + std::to_string(i) + " ('" + path + "') has shape " + shape_text(array.shape) + "; the method takes " +
-             std::to_string(declared.size()) + " dimensions " + shape_text(declared);
-    return false;
-  }
-  for (size_t d = 0; d < declared.size(); ++d) {
-    if (array.shape[d] > declared[d]) {  // smaller fits a dynamic dimension: ExecuTorch checks that
-      *error = "input " + std::to_string(i) + " ('" + path + "') has shape " + shape_text(array.shape) +
-               "; the method takes " + shape_text(declared) + " (dynamic dimensions: at most that)";
-      return false;
-    }
-  }
-  out->data = std::move(array.data);
-  std::vector<executorch::aten::SizesType> sizes(array.shape.begin(), array.shape.end());
-  out->tensor = executorch::extension::make_tensor_ptr(std::move(sizes), out->data.data(), type);
-  return true;
-}
-
-std::string summary(const EValue& value) {
-  if (value.isTensor()) {
-    const auto& t = value.toTensor();
-    return std::string(executorch::runtime::toString(t.scalar_type())) + " " + shape_text(to_shape(t.sizes()));
-  }
-  if (value.isInt()) return "int " + std::to_string(value.toInt());
-  if (value.isDouble()) return "float " + std::to_string(value.toDouble());
-  if (value.isBool()) return std::string("bool ") + (value.toBool() ? "true" : "false");
-  return executorch::runtime::tag_to_string(value.tag);
-}
-
 std::string hex_code(executorch::runtime::Error error) {
   char code[16];
   std::snprintf(code, sizeof code, "0x%x", static_cast<unsigned>(error));
   return code;
-}
-
-// One output of the first run, copied out of the method's memory.
-struct SavedOutput {
-  std::string summary;                 // "Float (3, 4)", "int 7"
-  ScalarType type = ScalarType::Undefined;  // tensors only
-  std::string descr;                   // NumPy's type string; "" when .npy cannot hold it
-  std::vector<int64_t> shape;          // () for a scalar
-  std::vector<uint8_t> bytes;
-};
-
-SavedOutput save_output(const EValue& value) {
-  SavedOutput out;
-  out.summary = summary(value);
-  if (value.isTensor()) {
-    const auto& t = value.toTensor();
-    out.type = t.scalar_type();
-    // .npy has no bfloat16: its bits are written as uint16.
-    out.descr = out.type == ScalarType::BFloat16 ? "<u2" : npy_descr(out.type);
-    out.shape = to_shape(t.sizes());
-    const auto* data = static_cast<const uint8_t*>(t.const_data_ptr());
-    out.bytes.assign(data, data + t.nbytes());
-  } else if (value.isInt()) {
-    int64_t v = value.toInt();
-    out.descr = "<i8";
-    out.bytes.assign(reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + sizeof v);
-  } else if (value.isDouble()) {
-    double v = value.toDouble();
-    out.descr = "<f8";
-    out.bytes.assign(reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + sizeof v);
-  } else if (value.isBool()) {
-    out.descr = "|b1";
-    out.bytes.assign(1, value.toBool() ? 1 : 0);
-  }
-  return out;
-}
-
-bool write_output(const SavedOutput& value, size_t i, const std::string& dir, std::string* error) {
-  if (value.descr.empty()) {
-    *error = ".npy has no form for " + value.summary;
-    return false;
-  }
-  const std::string path = dir + "/output_" + std::to_string(i) + ".npy";
-  return executorch_openvino::write_npy(path, value.descr, value.shape, value.bytes.data(), value.bytes.size(), error);
 }
 
 // Each phase of run() returns -1 to go on, else the exit status.

@@ -19,7 +19,7 @@ set(EXOV_PYTHON_SOURCES python_infer_hooks.cpp python_module.cpp)
 # The runner's .npy reader and writer.
 set(EXOV_NPY_SOURCES npy_file.cpp)
 # The command-line runner, besides the delegate library.
-set(EXOV_RUNNER_SOURCES runner.cpp ${EXOV_NPY_SOURCES})
+set(EXOV_RUNNER_SOURCES runner.cpp runner_options.cpp runner_values.cpp ${EXOV_NPY_SOURCES})
 
 foreach(list EXOV_LOADER_SOURCES EXOV_BLOB_SOURCES EXOV_BACKEND_SOURCES EXOV_PYTHON_SOURCES EXOV_NPY_SOURCES
          EXOV_RUNNER_SOURCES)
