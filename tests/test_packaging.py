@@ -59,7 +59,7 @@ def _needed_versions(elf) -> dict[str, set[str]]:
 
 
 def test_libraries_need_glibc_2_28_at_most_and_no_shared_libstdcxx(wheel):
-    # CMakeLists.txt's EXOV_GLIBC_2_28: libstdc++ linked statically, glibc symbols bound to old versions.
+    # cmake/Glibc.cmake's EXOV_GLIBC_2_28: libstdc++ linked statically, glibc symbols bound to old versions.
     for name, elf in _elf_files(wheel):
         needed = _needed_versions(elf)
         assert "libstdc++.so.6" not in needed, f"{name} needs the shared libstdc++: {needed['libstdc++.so.6']}"
