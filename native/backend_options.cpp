@@ -13,8 +13,8 @@ namespace executorch_openvino {
 using executorch::runtime::BackendInitContext;
 using executorch::runtime::BackendOption;
 using executorch::runtime::Error;
-using executorch::runtime::Span;
 using executorch::runtime::kMaxOptionValueLength;
+using executorch::runtime::Span;
 
 namespace {
 // OpenVINO's model cache directory for later inits ("" = no cache).
@@ -33,7 +33,8 @@ Error set_backend_options(const Span<BackendOption>& options) {
     }
     const auto* text = std::get_if<std::array<char, kMaxOptionValueLength>>(&option.value);
     if (text == nullptr) {
-      report_error(std::string("set_option: '") + kCacheDirOption + "' takes a string: a directory "
+      report_error(std::string("set_option: '") + kCacheDirOption +
+                   "' takes a string: a directory "
                    "for OpenVINO's model cache, or \"\" for none");
       return Error::InvalidArgument;
     }
@@ -70,7 +71,8 @@ bool cache_dir_for(const BackendInitContext& context, std::string* dir, std::str
     return true;
   }
   if (per_load.error() == Error::InvalidArgument) {
-    *error = std::string("the runtime spec '") + kCacheDirOption + "' is not a string; give a folder path, "
+    *error = std::string("the runtime spec '") + kCacheDirOption +
+             "' is not a string; give a folder path, "
              "or \"\" for no model cache";
     return false;
   }
@@ -87,8 +89,8 @@ bool cache_dir_for(const BackendInitContext& context, std::string* dir, std::str
 // folder: "<dir>/CPU_f32", "<dir>/CPU_f32_THROUGHPUT".
 // Characters outside [A-Za-z0-9._-] become '_'.
 std::string cache_entry_dir(const std::string& dir, const RuntimeOptions& options) {
-  std::string name = options.device + "_" + (options.inference_precision.empty() ? "default"
-                                                                                  : options.inference_precision);
+  std::string name =
+      options.device + "_" + (options.inference_precision.empty() ? "default" : options.inference_precision);
   if (!options.performance_hint.empty()) name += "_" + options.performance_hint;
   for (char& c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';

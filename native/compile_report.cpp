@@ -27,8 +27,13 @@ CompileReport compile_report(const RuntimeOptions& options, ov_compiled_model_t*
   // A boolean property: "YES"/"NO" as text (2025.4.1 and 2026.4.1).
   std::string cached = compiled_property(compiled, "LOADED_FROM_CACHE");
   bool from_cache = cached == "YES" || cached == "true" || cached == "1";
-  CompileReport report{options.device, options.inference_precision, effective, from_cache, cache_problem,
-                       options.performance_hint, compiled_property(compiled, "PERFORMANCE_HINT"),
+  CompileReport report{options.device,
+                       options.inference_precision,
+                       effective,
+                       from_cache,
+                       cache_problem,
+                       options.performance_hint,
+                       compiled_property(compiled, "PERFORMANCE_HINT"),
                        compiled_property(compiled, "NUM_STREAMS"),
                        compiled_property(compiled, "OPTIMAL_NUMBER_OF_INFER_REQUESTS")};
   return report;

@@ -4,19 +4,15 @@
 
 namespace executorch_openvino {
 
-bool may_run_on_cpu(const std::string& device) {
-  return device.find("CPU") != std::string::npos || device == "AUTO";
-}
+bool may_run_on_cpu(const std::string& device) { return device.find("CPU") != std::string::npos || device == "AUTO"; }
 
-bool parse_compile_specs(
-    executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> specs,
-    RuntimeOptions* out, std::string* error) {
+bool parse_compile_specs(executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> specs, RuntimeOptions* out,
+                         std::string* error) {
   RuntimeOptions options;
   bool precision_given = false;
   for (const auto& spec : specs) {
     if (spec.key == nullptr) continue;
-    std::string value(static_cast<const char*>(spec.value.buffer),
-                      spec.value.buffer ? spec.value.nbytes : 0);
+    std::string value(static_cast<const char*>(spec.value.buffer), spec.value.buffer ? spec.value.nbytes : 0);
     if (std::strcmp(spec.key, "device") == 0) {
       if (value.empty()) {
         *error = "compile spec 'device' is empty; give an OpenVINO device name such as CPU";
@@ -46,8 +42,7 @@ bool parse_compile_specs(
   // On CPU OpenVINO would compute in bf16 (x86 with AMX/avx512_bf16) or f16
   // (ARM) by default; measured 0.099 max abs error on MiniLM (docs/design.md). The
   // delegate promises float32 results unless asked otherwise.
-  if (may_run_on_cpu(options.device) &&
-      (!precision_given || options.inference_precision.empty())) {
+  if (may_run_on_cpu(options.device) && (!precision_given || options.inference_precision.empty())) {
     options.inference_precision = "f32";
   }
   *out = options;

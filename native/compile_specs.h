@@ -28,8 +28,7 @@ struct RuntimeOptions {
 // True for "CPU" and for devices that may pick it: "AUTO", "HETERO:GPU,CPU", "MULTI:CPU".
 bool may_run_on_cpu(const std::string& device);
 
-bool parse_compile_specs(
-    executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> specs,
-    RuntimeOptions* out, std::string* error);
+bool parse_compile_specs(executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> specs, RuntimeOptions* out,
+                         std::string* error);
 
 }  // namespace executorch_openvino

@@ -15,9 +15,8 @@ namespace {
 std::string last_windows_error() {
   DWORD code = GetLastError();
   char* text = nullptr;
-  FormatMessageA(FORMAT_MESSAGE_ALLOCATE_BUFFER | FORMAT_MESSAGE_FROM_SYSTEM |
-                     FORMAT_MESSAGE_IGNORE_INSERTS,
-                 nullptr, code, 0, reinterpret_cast<char*>(&text), 0, nullptr);
+  FormatMessageA(FORMAT_MESSAGE_ALLOCATE_BUFFER | FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, nullptr,
+                 code, 0, reinterpret_cast<char*>(&text), 0, nullptr);
   std::string msg = "Windows error " + std::to_string(code);
   if (text) {
     msg += ": ";
@@ -29,8 +28,7 @@ std::string last_windows_error() {
 }
 }  // namespace
 
-void* open_library(const std::string& path, const std::vector<std::string>& dependency_dirs,
-                   std::string* error) {
+void* open_library(const std::string& path, const std::vector<std::string>& dependency_dirs, std::string* error) {
   // LoadLibraryExW with LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR requires an absolute path, and
   // with forward slashes in it Windows does not search the DLL's own folder.
   if (!files::is_absolute(path)) {
@@ -40,8 +38,8 @@ void* open_library(const std::string& path, const std::vector<std::string>& depe
   for (const std::string& dir : dependency_dirs) {
     // Kept for the process: OpenVINO loads its plugins, and they TBB, later.
     if (!files::is_absolute(dir) || !AddDllDirectory(files::widen(files::with_backslashes(dir)).c_str())) {
-      *error = "could not add the dependency folder '" + dir + "': " +
-               (files::is_absolute(dir) ? last_windows_error() : std::string("not an absolute path"));
+      *error = "could not add the dependency folder '" + dir +
+               "': " + (files::is_absolute(dir) ? last_windows_error() : std::string("not an absolute path"));
       return nullptr;
     }
   }
@@ -59,8 +57,7 @@ void close_library(void* library) { FreeLibrary(reinterpret_cast<HMODULE>(librar
 
 #else
 
-void* open_library(const std::string& path, const std::vector<std::string>& dependency_dirs,
-                   std::string* error) {
+void* open_library(const std::string& path, const std::vector<std::string>& dependency_dirs, std::string* error) {
   if (!dependency_dirs.empty()) {
     *error = "dependency folders are only supported on Windows; here the library's RUNPATH finds them";
     return nullptr;

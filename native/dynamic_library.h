@@ -16,8 +16,7 @@ namespace executorch_openvino {
 // `dependency_dirs` are further folders searched for its dependencies (on
 // Windows added with AddDllDirectory; elsewhere the library's RUNPATH decides
 // and they must be empty).
-void* open_library(const std::string& path, const std::vector<std::string>& dependency_dirs,
-                   std::string* error);
+void* open_library(const std::string& path, const std::vector<std::string>& dependency_dirs, std::string* error);
 void* find_symbol(void* library, const char* name);
 void close_library(void* library);
 

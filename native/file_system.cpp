@@ -48,8 +48,8 @@ std::string narrow(const std::wstring& wide) {
 }
 // A handle that follows links, for identity and final-path queries.
 HANDLE open_for_query(const std::string& path) {
-  return CreateFileW(widen(path).c_str(), 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
-                     nullptr, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr);
+  return CreateFileW(widen(path).c_str(), 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
+                     OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr);
 }
 // What the file or folder at `path` is, links followed (a dangling link does not exist).
 bool query(const std::string& path, BY_HANDLE_FILE_INFORMATION* info) {
@@ -119,9 +119,8 @@ std::string canonical(const std::string& path) {
 
 bool same_file(const std::string& a, const std::string& b) {
   BY_HANDLE_FILE_INFORMATION ia, ib;
-  return query(a, &ia) && query(b, &ib) &&
-         ia.dwVolumeSerialNumber == ib.dwVolumeSerialNumber && ia.nFileIndexHigh == ib.nFileIndexHigh &&
-         ia.nFileIndexLow == ib.nFileIndexLow;
+  return query(a, &ia) && query(b, &ib) && ia.dwVolumeSerialNumber == ib.dwVolumeSerialNumber &&
+         ia.nFileIndexHigh == ib.nFileIndexHigh && ia.nFileIndexLow == ib.nFileIndexLow;
 }
 
 #else

@@ -50,10 +50,9 @@ __attribute__((visibility("hidden"))) uint32_t arc4random() {
 }
 
 __attribute__((visibility("hidden"))) int exov_libc_start_main(MainFunction main, int argc, char** argv,
-                                                               InitFunction init, void (*fini)(),
-                                                               void (*rtld_fini)(), void* stack_end) {
-  return exov_original_libc_start_main(main, argc, argv, init ? init : run_constructors, fini, rtld_fini,
-                                       stack_end);
+                                                               InitFunction init, void (*fini)(), void (*rtld_fini)(),
+                                                               void* stack_end) {
+  return exov_original_libc_start_main(main, argc, argv, init ? init : run_constructors, fini, rtld_fini, stack_end);
 }
 }
 

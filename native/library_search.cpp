@@ -50,8 +50,7 @@ bool c_library_version(Platform platform, const std::string& name, std::vector<u
   if (platform == Platform::kMacOS) {  // libopenvino_c.dylib, libopenvino_c.2641.dylib
     const std::string prefix = "libopenvino_c.", suffix = ".dylib";
     if (name == "libopenvino_c.dylib") return true;
-    return starts_with(name, prefix) && ends_with(name, suffix) &&
-           name.size() > prefix.size() + suffix.size() &&
+    return starts_with(name, prefix) && ends_with(name, suffix) && name.size() > prefix.size() + suffix.size() &&
            parse_version(name.substr(prefix.size(), name.size() - prefix.size() - suffix.size()), version);
   }
   // Linux: libopenvino_c.so, libopenvino_c.so.2641, libopenvino_c.so.2026.4.1
@@ -87,9 +86,8 @@ std::string path_of(std::string base, std::initializer_list<const char*> parts) 
 // The install tree's library folders, in the order tried.
 std::vector<std::string> install_tree_library_dirs(const SearchSettings& s) {
   std::string runtime = files::join(s.install_tree, "runtime");
-  const char* arch = s.architecture == Architecture::kArm64
-                         ? (s.platform == Platform::kLinux ? "aarch64" : "arm64")
-                         : "intel64";
+  const char* arch =
+      s.architecture == Architecture::kArm64 ? (s.platform == Platform::kLinux ? "aarch64" : "arm64") : "intel64";
   switch (s.platform) {
     case Platform::kWindows:
       return {path_of(runtime, {"bin", arch, "Release"})};
@@ -125,16 +123,17 @@ void add_found(const SearchSettings& s, const std::vector<std::string>& dirs, co
 
 const char* c_library_file_name(Platform platform) {
   switch (platform) {
-    case Platform::kWindows: return "openvino_c.dll";
-    case Platform::kMacOS: return "libopenvino_c.dylib";
+    case Platform::kWindows:
+      return "openvino_c.dll";
+    case Platform::kMacOS:
+      return "libopenvino_c.dylib";
     case Platform::kLinux:
-    default: return "libopenvino_c.so";
+    default:
+      return "libopenvino_c.so";
   }
 }
 
-std::string find_c_library(Platform platform, const std::string& dir) {
-  return find_c_library_in(platform, dir);
-}
+std::string find_c_library(Platform platform, const std::string& dir) { return find_c_library_in(platform, dir); }
 
 bool is_c_library_name(Platform platform, const std::string& name) {
   std::vector<unsigned long> version;

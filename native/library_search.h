@@ -45,11 +45,11 @@ enum class Architecture { kX86_64, kArm64 };
 struct SearchSettings {
   Platform platform;
   Architecture architecture;
-  std::string explicit_path;   // set_library_path(), "" when unset
-  std::string lib_path_env;    // OPENVINO_LIB_PATH
-  std::string pip_dir;         // the pip package's libs folder, "" when not installed
-  std::string install_tree;    // INTEL_OPENVINO_DIR
-  std::string conda_prefix;    // CONDA_PREFIX
+  std::string explicit_path;  // set_library_path(), "" when unset
+  std::string lib_path_env;   // OPENVINO_LIB_PATH
+  std::string pip_dir;        // the pip package's libs folder, "" when not installed
+  std::string install_tree;   // INTEL_OPENVINO_DIR
+  std::string conda_prefix;   // CONDA_PREFIX
 };
 
 struct LibraryCandidate {

@@ -18,19 +18,22 @@ namespace {
 
 // ov_core_compile_model with up to 3 (key, value) properties: the C API is
 // variadic. More is a programming error, refused rather than dropped.
-ov_status_e compile_model(const OpenVinoApi& api, ov_core_t* core, const ov_model_t* model,
-                          const std::string& device,
-                          const std::vector<std::pair<const char*, std::string>>& p,
-                          ov_compiled_model_t** out) {
+ov_status_e compile_model(const OpenVinoApi& api, ov_core_t* core, const ov_model_t* model, const std::string& device,
+                          const std::vector<std::pair<const char*, std::string>>& p, ov_compiled_model_t** out) {
   const char* d = device.c_str();
   switch (p.size()) {
-    case 0: return api.ov_core_compile_model(core, model, d, 0, out);
-    case 1: return api.ov_core_compile_model(core, model, d, 2, out, p[0].first, p[0].second.c_str());
-    case 2: return api.ov_core_compile_model(core, model, d, 4, out, p[0].first, p[0].second.c_str(),
-                                             p[1].first, p[1].second.c_str());
-    case 3: return api.ov_core_compile_model(core, model, d, 6, out, p[0].first, p[0].second.c_str(),
-                                             p[1].first, p[1].second.c_str(), p[2].first, p[2].second.c_str());
-    default: return GENERAL_ERROR;
+    case 0:
+      return api.ov_core_compile_model(core, model, d, 0, out);
+    case 1:
+      return api.ov_core_compile_model(core, model, d, 2, out, p[0].first, p[0].second.c_str());
+    case 2:
+      return api.ov_core_compile_model(core, model, d, 4, out, p[0].first, p[0].second.c_str(), p[1].first,
+                                       p[1].second.c_str());
+    case 3:
+      return api.ov_core_compile_model(core, model, d, 6, out, p[0].first, p[0].second.c_str(), p[1].first,
+                                       p[1].second.c_str(), p[2].first, p[2].second.c_str());
+    default:
+      return GENERAL_ERROR;
   }
 }
 
@@ -41,15 +44,14 @@ void report_unreadable_ir(const ParsedBlob& blob) {
   std::string loaded = OpenVinoLibrary::instance().info().version;
   auto release = [](const std::string& v) { return v.substr(0, v.find('-')); };  // "2026.4.1"
   std::string advice =
-      lowered_with.empty()
-          ? " It may come from another OpenVINO release: lower the model again with this one"
+      lowered_with.empty() ? " It may come from another OpenVINO release: lower the model again with this one"
       : release(lowered_with) == release(loaded)
           ? " The same OpenVINO release wrote it, so the IR itself is wrong: lower the model again"
           : " Run it with OpenVINO " + release(lowered_with) + ", or lower the model again with this one";
-  report_error(ov_message(
-      "init: OpenVINO " + loaded + " could not read the model in the processed blob, which was lowered "
-      "with OpenVINO " + (lowered_with.empty() ? std::string("(not recorded)") : lowered_with) + "." +
-      advice));
+  report_error(ov_message("init: OpenVINO " + loaded +
+                          " could not read the model in the processed blob, which was lowered "
+                          "with OpenVINO " +
+                          (lowered_with.empty() ? std::string("(not recorded)") : lowered_with) + "." + advice));
 }
 
 }  // namespace
@@ -64,8 +66,7 @@ Error compile_blob(const RuntimeOptions& options, const ParsedBlob& blob, const 
     size_t padded = (blob.weights_size + 63) / 64 * 64;
     weights.reset(std::aligned_alloc(64, padded));
     if (!weights) {
-      report_error("init: could not allocate " + std::to_string(blob.weights_size) +
-                   " bytes for the model weights");
+      report_error("init: could not allocate " + std::to_string(blob.weights_size) + " bytes for the model weights");
       return Error::MemoryAllocationFailed;
     }
     std::memcpy(weights.get(), blob.weights, blob.weights_size);
@@ -76,8 +77,8 @@ Error compile_blob(const RuntimeOptions& options, const ParsedBlob& blob, const 
     }
   }
   ov_model_t* model = nullptr;
-  ov_status_e status = api.ov_core_read_model_from_memory_buffer(
-      library.core(), blob.xml, blob.xml_size, weights_tensor, &model);
+  ov_status_e status =
+      api.ov_core_read_model_from_memory_buffer(library.core(), blob.xml, blob.xml_size, weights_tensor, &model);
   if (weights_tensor) api.ov_tensor_free(weights_tensor);
   if (status != OK) {
     report_unreadable_ir(blob);

@@ -71,9 +71,7 @@ struct FileCloser {
 };
 using File = std::unique_ptr<std::FILE, FileCloser>;
 
-bool read_exactly(std::FILE* file, void* data, size_t size) {
-  return std::fread(data, 1, size, file) == size;
-}
+bool read_exactly(std::FILE* file, void* data, size_t size) { return std::fread(data, 1, size, file) == size; }
 
 }  // namespace
 
@@ -92,12 +90,16 @@ bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
   uint32_t header_size = 0;
   if (major == 1) {
     unsigned char b[2];
-    if (!read_exactly(file.get(), b, 2)) header_size = UINT32_MAX;
-    else header_size = b[0] | (b[1] << 8);
+    if (!read_exactly(file.get(), b, 2))
+      header_size = UINT32_MAX;
+    else
+      header_size = b[0] | (b[1] << 8);
   } else if (major == 2 || major == 3) {
     unsigned char b[4];
-    if (!read_exactly(file.get(), b, 4)) header_size = UINT32_MAX;
-    else header_size = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
+    if (!read_exactly(file.get(), b, 4))
+      header_size = UINT32_MAX;
+    else
+      header_size = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
   } else {
     *error = "'" + path + "' is .npy format version " + std::to_string(major) + ", which this runner does not read";
     return false;
@@ -123,7 +125,8 @@ bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
     return false;
   }
   if (descr.size() >= 3 && descr[0] == '>') {
-    *error = "'" + path + "' holds type '" + descr + "'; the runner reads little-endian numbers "
+    *error = "'" + path + "' holds type '" + descr +
+             "'; the runner reads little-endian numbers "
              "(save array.astype(array.dtype.newbyteorder('<')))";
     return false;
   }
@@ -137,7 +140,8 @@ bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
   }
   const size_t size = item_size(descr);
   if (size == 0 || (count != 0 && size > SIZE_MAX / count)) {
-    *error = "'" + path + "' holds NumPy type '" + descr + "', which this runner does not read: it reads "
+    *error = "'" + path + "' holds NumPy type '" + descr +
+             "', which this runner does not read: it reads "
              "little-endian bool, int, uint and float arrays";
     return false;
   }
@@ -149,7 +153,8 @@ bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
     return false;
   }
   const long file_end = std::ftell(file.get());
-  const unsigned long long available = file_end > data_start ? static_cast<unsigned long long>(file_end - data_start) : 0;
+  const unsigned long long available =
+      file_end > data_start ? static_cast<unsigned long long>(file_end - data_start) : 0;
   if (std::fseek(file.get(), data_start, SEEK_SET) != 0) {
     *error = "cannot read '" + path + "'";
     return false;
@@ -163,15 +168,14 @@ bool read_npy(const std::string& path, NpyArray* out, std::string* error) {
   out->descr = descr;
   out->data.resize(count * size);
   if (!out->data.empty() && !read_exactly(file.get(), out->data.data(), out->data.size())) {
-    *error = "'" + path + "' is truncated: its header declares " + std::to_string(out->data.size()) +
-             " bytes of data";
+    *error = "'" + path + "' is truncated: its header declares " + std::to_string(out->data.size()) + " bytes of data";
     return false;
   }
   return true;
 }
 
-bool write_npy(const std::string& path, const std::string& descr, const std::vector<int64_t>& shape,
-               const void* data, size_t nbytes, std::string* error) {
+bool write_npy(const std::string& path, const std::string& descr, const std::vector<int64_t>& shape, const void* data,
+               size_t nbytes, std::string* error) {
   std::string shape_text = "(";
   for (size_t i = 0; i < shape.size(); ++i) shape_text += std::to_string(shape[i]) + (i + 1 < shape.size() ? ", " : "");
   if (shape.size() == 1) shape_text += ",";
@@ -186,7 +190,14 @@ bool write_npy(const std::string& path, const std::string& descr, const std::vec
     *error = "cannot write '" + path + "'";
     return false;
   }
-  const unsigned char head[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+  const unsigned char head[10] = {0x93,
+                                  'N',
+                                  'U',
+                                  'M',
+                                  'P',
+                                  'Y',
+                                  1,
+                                  0,
                                   static_cast<unsigned char>(header.size() & 0xff),
                                   static_cast<unsigned char>(header.size() >> 8)};
   bool ok = std::fwrite(head, 1, sizeof head, file.get()) == sizeof head &&

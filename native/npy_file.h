@@ -10,9 +10,9 @@
 namespace executorch_openvino {
 
 struct NpyArray {
-  std::string descr;             // NumPy's type string, e.g. "<f4", "|b1"
-  std::vector<int64_t> shape;    // () for a 0-d array
-  std::vector<uint8_t> data;     // C order, shape's product * item size bytes
+  std::string descr;           // NumPy's type string, e.g. "<f4", "|b1"
+  std::vector<int64_t> shape;  // () for a 0-d array
+  std::vector<uint8_t> data;   // C order, shape's product * item size bytes
 };
 
 // Fills `out` from the file at `path`; on failure returns false with `error`
@@ -21,7 +21,7 @@ struct NpyArray {
 bool read_npy(const std::string& path, NpyArray* out, std::string* error);
 
 // Writes `data` (C order) as a version 1.0 .npy file.
-bool write_npy(const std::string& path, const std::string& descr, const std::vector<int64_t>& shape,
-               const void* data, size_t nbytes, std::string* error);
+bool write_npy(const std::string& path, const std::string& descr, const std::vector<int64_t>& shape, const void* data,
+               size_t nbytes, std::string* error);
 
 }  // namespace executorch_openvino

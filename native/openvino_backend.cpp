@@ -83,8 +83,7 @@ Error open_openvino(const std::string& device) {
   // Composite devices (AUTO:..., HETERO:...) are resolved by OpenVINO itself.
   bool composite = device.find(':') != std::string::npos || device == "AUTO" || device == "MULTI";
   if (!device_found && !composite) {
-    report_error("init: OpenVINO device '" + device +
-                 "' is not available on this machine (available: " + device_list +
+    report_error("init: OpenVINO device '" + device + "' is not available on this machine (available: " + device_list +
                  "). Lower the model with compile spec device set to one of those.");
     return Error::NotSupported;
   }
@@ -171,9 +170,7 @@ class OpenVinoBackend final : public BackendInterface {
     return execute_partition(*partition, args);
   }
 
-  void destroy(DelegateHandle* handle) const override {
-    delete static_cast<Partition*>(handle);
-  }
+  void destroy(DelegateHandle* handle) const override { delete static_cast<Partition*>(handle); }
 };
 
 OpenVinoBackend& backend_instance() {

@@ -70,8 +70,8 @@ bool OpenVinoLibrary::try_open(const LibraryCandidate& c, std::string* why) {
   }
   OpenVinoApi api;
   std::string missing;
-#define EXOV_RESOLVE(name)                                                  \
-  api.name = reinterpret_cast<decltype(api.name)>(find_symbol(h, #name));   \
+#define EXOV_RESOLVE(name)                                                \
+  api.name = reinterpret_cast<decltype(api.name)>(find_symbol(h, #name)); \
   if (!api.name && missing.empty()) missing = #name;
   EXOV_API_FUNCTIONS(EXOV_RESOLVE)
 #undef EXOV_RESOLVE
@@ -120,16 +120,15 @@ bool OpenVinoLibrary::ensure_loaded(std::string* error) {
     }
     tried += "\n  - " + c.source + ": " + c.path + ": " + why;
     if (c.explicit_choice) {
-      tried += "\n  (stopped here: " + c.source +
-               " is an explicit choice; fix or unset it to search the other places)";
+      tried += "\n  (stopped here: " + c.source + " is an explicit choice; fix or unset it to search the other places)";
       break;
     }
   }
   for (const std::string& n : plan.notes) tried += "\n  - " + n;
   *error = "could not load the OpenVINO C library. Places tried, in order:" + tried +
            "\nFix: `pip install openvino` (2025.4.1 to 2026.x), or set OPENVINO_LIB_PATH "
-           "to the full path of " + system_library_name() +
-           " (or its versioned name), or call executorch_openvino.set_library_path(path).";
+           "to the full path of " +
+           system_library_name() + " (or its versioned name), or call executorch_openvino.set_library_path(path).";
   return false;
 }
 
@@ -146,8 +145,7 @@ std::vector<std::string> OpenVinoLibrary::available_devices(std::string* error) 
   return devices;
 }
 
-std::string OpenVinoLibrary::device_property(const std::string& device, const std::string& key,
-                                             std::string* error) {
+std::string OpenVinoLibrary::device_property(const std::string& device, const std::string& key, std::string* error) {
   if (!ensure_loaded(error)) return "";
   char* value = nullptr;
   if (api_.ov_core_get_property(core_, device.c_str(), key.c_str(), &value) != OK || !value) {

@@ -18,43 +18,43 @@ namespace executorch_openvino {
 
 // Every OpenVINO C function the delegate calls, resolved with dlsym/GetProcAddress.
 struct OpenVinoApi {
-#define EXOV_API_FUNCTIONS(X)                      \
-  X(ov_get_openvino_version)                       \
-  X(ov_version_free)                               \
-  X(ov_get_last_err_msg)                           \
-  X(ov_core_create)                                \
-  X(ov_core_free)                                  \
-  X(ov_core_get_available_devices)                 \
-  X(ov_core_get_property)                          \
-  X(ov_available_devices_free)                     \
-  X(ov_core_read_model_from_memory_buffer)         \
-  X(ov_core_compile_model)                         \
-  X(ov_model_free)                                 \
-  X(ov_compiled_model_free)                        \
-  X(ov_compiled_model_get_property)                \
-  X(ov_free)                                       \
-  X(ov_compiled_model_inputs_size)                 \
-  X(ov_compiled_model_outputs_size)                \
-  X(ov_compiled_model_input_by_index)              \
-  X(ov_compiled_model_output_by_index)             \
-  X(ov_compiled_model_create_infer_request)        \
-  X(ov_output_const_port_free)                     \
-  X(ov_port_get_element_type)                      \
-  X(ov_port_get_any_name)                          \
-  X(ov_port_get_partial_shape)                     \
-  X(ov_partial_shape_free)                         \
-  X(ov_shape_free)                                 \
-  X(ov_tensor_create)                              \
-  X(ov_tensor_create_from_host_ptr)                \
-  X(ov_tensor_get_shape)                           \
-  X(ov_tensor_get_element_type)                    \
-  X(ov_tensor_get_byte_size)                       \
-  X(ov_tensor_data)                                \
-  X(ov_tensor_free)                                \
-  X(ov_infer_request_set_input_tensor_by_index)    \
-  X(ov_infer_request_set_output_tensor_by_index)   \
-  X(ov_infer_request_get_output_tensor_by_index)   \
-  X(ov_infer_request_infer)                        \
+#define EXOV_API_FUNCTIONS(X)                    \
+  X(ov_get_openvino_version)                     \
+  X(ov_version_free)                             \
+  X(ov_get_last_err_msg)                         \
+  X(ov_core_create)                              \
+  X(ov_core_free)                                \
+  X(ov_core_get_available_devices)               \
+  X(ov_core_get_property)                        \
+  X(ov_available_devices_free)                   \
+  X(ov_core_read_model_from_memory_buffer)       \
+  X(ov_core_compile_model)                       \
+  X(ov_model_free)                               \
+  X(ov_compiled_model_free)                      \
+  X(ov_compiled_model_get_property)              \
+  X(ov_free)                                     \
+  X(ov_compiled_model_inputs_size)               \
+  X(ov_compiled_model_outputs_size)              \
+  X(ov_compiled_model_input_by_index)            \
+  X(ov_compiled_model_output_by_index)           \
+  X(ov_compiled_model_create_infer_request)      \
+  X(ov_output_const_port_free)                   \
+  X(ov_port_get_element_type)                    \
+  X(ov_port_get_any_name)                        \
+  X(ov_port_get_partial_shape)                   \
+  X(ov_partial_shape_free)                       \
+  X(ov_shape_free)                               \
+  X(ov_tensor_create)                            \
+  X(ov_tensor_create_from_host_ptr)              \
+  X(ov_tensor_get_shape)                         \
+  X(ov_tensor_get_element_type)                  \
+  X(ov_tensor_get_byte_size)                     \
+  X(ov_tensor_data)                              \
+  X(ov_tensor_free)                              \
+  X(ov_infer_request_set_input_tensor_by_index)  \
+  X(ov_infer_request_set_output_tensor_by_index) \
+  X(ov_infer_request_get_output_tensor_by_index) \
+  X(ov_infer_request_infer)                      \
   X(ov_infer_request_free)
 #define EXOV_DECLARE(name) decltype(&::name) name = nullptr;
   EXOV_API_FUNCTIONS(EXOV_DECLARE)
@@ -63,11 +63,11 @@ struct OpenVinoApi {
 
 // What the last successful load found: reported to Python and in logs.
 struct LoadedLibraryInfo {
-  std::string path;     // the file that was opened
-  std::string source;   // which place of the search order gave it
-  std::string version;  // ov_get_openvino_version's build number
+  std::string path;                   // the file that was opened
+  std::string source;                 // which place of the search order gave it
+  std::string version;                // ov_get_openvino_version's build number
   std::vector<std::string> not_used;  // "source: path" of other OpenVINOs present, later in the order
-  int loads = 0;  // libraries opened and Cores created in this process: 1 once loaded, never more
+  int loads = 0;                      // libraries opened and Cores created in this process: 1 once loaded, never more
 };
 
 class OpenVinoLibrary {

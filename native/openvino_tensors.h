@@ -34,11 +34,15 @@ std::string ov_message(const std::string& what);
 // RAII for the C objects created per binding (the request keeps its own reference).
 struct TensorGuard {
   ov_tensor_t* t = nullptr;
-  ~TensorGuard() { if (t) OpenVinoLibrary::instance().api().ov_tensor_free(t); }
+  ~TensorGuard() {
+    if (t) OpenVinoLibrary::instance().api().ov_tensor_free(t);
+  }
 };
 struct ShapeGuard {
   ov_shape_t s{};
-  ~ShapeGuard() { if (s.dims) OpenVinoLibrary::instance().api().ov_shape_free(&s); }
+  ~ShapeGuard() {
+    if (s.dims) OpenVinoLibrary::instance().api().ov_shape_free(&s);
+  }
 };
 
 // A view of `dims` as the C API's shape struct (which it copies). Built by hand

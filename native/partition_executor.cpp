@@ -54,14 +54,14 @@ Error bind_int_input(Partition& partition, size_t i, int64_t value) {
   const PortInfo& port = partition.inputs[i];
   auto which = [i] { return "execute: input " + std::to_string(i); };
   // One element: shape () or (1,), whichever the conversion chose.
-  if (port.type != I64 || !port.is_static || port.shape.size() > 1 ||
-      (port.shape.size() == 1 && port.shape[0] != 1)) {
+  if (port.type != I64 || !port.is_static || port.shape.size() > 1 || (port.shape.size() == 1 && port.shape[0] != 1)) {
     report_error(which() + " is an int but the compiled model expects a " + ov_type_name(port.type) +
                  " tensor; lower the model again");
     return Error::InvalidType;
   }
   if (value < INT32_MIN || value > INT32_MAX) {
-    report_error(which() + " is the int " + std::to_string(value) + ", outside the int32 range "
+    report_error(which() + " is the int " + std::to_string(value) +
+                 ", outside the int32 range "
                  "that OpenVINO computes int64 in; its result would be wrong");
     return Error::InvalidArgument;
   }
@@ -91,19 +91,20 @@ Error bind_input(Partition& partition, size_t i, EValue& value) {
     return Error::InvalidType;
   }
   if (type != port.type) {
-    report_error(which() + " has dtype " + scalar_type_name(in.scalar_type()) +
-                 " but the compiled model expects " + ov_type_name(port.type) +
-                 "; pass the dtype the model was exported with");
+    report_error(which() + " has dtype " + scalar_type_name(in.scalar_type()) + " but the compiled model expects " +
+                 ov_type_name(port.type) + "; pass the dtype the model was exported with");
     return Error::InvalidType;
   }
   if (!executorch::runtime::tensor_is_default_dim_order(in)) {
-    report_error(which() + " is not in the default (contiguous) dim order; pass a "
+    report_error(which() +
+                 " is not in the default (contiguous) dim order; pass a "
                  "contiguous tensor (torch: x.contiguous())");
     return Error::InvalidArgument;
   }
   if (!shape_fits(port, in.sizes())) {
     report_error(which() + " has shape " + shape_text(in.sizes()) + " but the model was lowered for " +
-                 port_shape_text(port) + "; pass such a shape, or export with dynamic shapes that "
+                 port_shape_text(port) +
+                 "; pass such a shape, or export with dynamic shapes that "
                  "cover this one");
     return Error::InvalidArgument;
   }
@@ -115,7 +116,8 @@ Error bind_input(Partition& partition, size_t i, EValue& value) {
     for (ssize_t k = 0; k < in.numel(); ++k) {
       if (v[k] < INT32_MIN || v[k] > INT32_MAX) {
         report_error(which() + " holds the int64 value " + std::to_string(v[k]) + " at flat index " +
-                     std::to_string(k) + ", outside the int32 range: OpenVINO computes int64 "
+                     std::to_string(k) +
+                     ", outside the int32 range: OpenVINO computes int64 "
                      "tensors in int32 and would return a wrong result. Keep such values out of "
                      "the delegated part of the program (compute them before or after it).");
         return Error::InvalidArgument;
@@ -144,21 +146,21 @@ Error bind_output(Partition& partition, size_t i, EValue& value) {
   Tensor out = value.toTensor();
   ov_element_type_e et_type;
   if (!to_ov_type(out.scalar_type(), &et_type) || et_type != port.type) {
-    report_error(std::string("execute: output ") + std::to_string(i) + " is " +
-                 scalar_type_name(out.scalar_type()) + " in the program but " +
-                 ov_type_name(port.type) + " in the compiled model; lower the model again");
+    report_error(std::string("execute: output ") + std::to_string(i) + " is " + scalar_type_name(out.scalar_type()) +
+                 " in the program but " + ov_type_name(port.type) + " in the compiled model; lower the model again");
     return Error::InvalidType;
   }
   if (out.nbytes() > 0 && out.const_data_ptr() == nullptr) {
     // A program output left out of memory planning (dynamic shapes) that the
     // caller gave no buffer: executorch.runtime gives one, a C++ caller must.
-    report_error("execute: output " + std::to_string(i) + " has no memory: the program's outputs are not "
-                 "memory planned, so give the method a buffer for it (Module::set_output, Method::set_output_data_ptr)");
+    report_error(
+        "execute: output " + std::to_string(i) +
+        " has no memory: the program's outputs are not "
+        "memory planned, so give the method a buffer for it (Module::set_output, Method::set_output_data_ptr)");
     return Error::InvalidState;
   }
   BoundBuffer& bound = partition.bound_outputs[i];
-  const bool in_place = port.is_static && !port.aliases_input && port.byte_size == out.nbytes() &&
-                        port.byte_size > 0;
+  const bool in_place = port.is_static && !port.aliases_input && port.byte_size == out.nbytes() && port.byte_size > 0;
   partition.copy_after[i] = !in_place;
   if (in_place) {
     if (!bind(partition, false, i, port.type, out.mutable_data_ptr(), port.shape, &bound)) {
@@ -189,8 +191,7 @@ Error copy_output(Partition& partition, size_t i, Tensor out) {
   void* data = nullptr;
   size_t bytes = 0;
   if (api.ov_infer_request_get_output_tensor_by_index(partition.request, i, &result.t) != OK ||
-      api.ov_tensor_get_byte_size(result.t, &bytes) != OK ||
-      api.ov_tensor_data(result.t, &data) != OK) {
+      api.ov_tensor_get_byte_size(result.t, &bytes) != OK || api.ov_tensor_data(result.t, &data) != OK) {
     report_error(ov_message(which + ": could not read OpenVINO's result"));
     return Error::Internal;
   }
@@ -209,8 +210,8 @@ Error copy_output(Partition& partition, size_t i, Tensor out) {
     std::vector<SizesType> sizes(dims.begin(), dims.end());
     Error e = executorch::runtime::resize_tensor(out, ArrayRef<SizesType>(sizes.data(), sizes.size()));
     if (e != Error::Ok || static_cast<size_t>(out.nbytes()) != bytes) {
-      report_error(which + " has shape " + shape_text(dims) +
-                   ", which does not fit ExecuTorch's output of shape " + shape_text(out.sizes()));
+      report_error(which + " has shape " + shape_text(dims) + ", which does not fit ExecuTorch's output of shape " +
+                   shape_text(out.sizes()));
       return Error::InvalidArgument;
     }
   }
@@ -256,8 +257,8 @@ Error execute_partition(Partition& partition, Span<EValue*> args) {
   const size_t n_in = partition.inputs.size(), n_out = partition.outputs.size();
   if (args.size() != n_in + n_out) {
     report_error("execute: the delegate call has " + std::to_string(args.size()) +
-                 " arguments, the compiled model has " + std::to_string(n_in) + " inputs and " +
-                 std::to_string(n_out) + " outputs; lower the model again");
+                 " arguments, the compiled model has " + std::to_string(n_in) + " inputs and " + std::to_string(n_out) +
+                 " outputs; lower the model again");
     return Error::InvalidProgram;
   }
   for (size_t i = 0; i < n_in; ++i) {
@@ -289,9 +290,7 @@ Error execute_partition(Partition& partition, Span<EValue*> args) {
   return Error::Ok;
 }
 
-OutputCounters output_counters() {
-  return {outputs_in_place.load(), outputs_copied.load()};
-}
+OutputCounters output_counters() { return {outputs_in_place.load(), outputs_copied.load()}; }
 
 int live_infer_requests() { return live_partitions.load(); }
 

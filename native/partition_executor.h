@@ -64,8 +64,7 @@ struct Partition {
 
 // A partition of `model` with its ports read and its own infer request.
 // Reports the failure ("init: ...") and returns its error otherwise.
-executorch::runtime::Error open_partition(std::shared_ptr<SharedCompiledModel> model,
-                                          std::unique_ptr<Partition>* out);
+executorch::runtime::Error open_partition(std::shared_ptr<SharedCompiledModel> model, std::unique_ptr<Partition>* out);
 
 // One inference: `args` are the partition's inputs, then its outputs.
 executorch::runtime::Error execute_partition(Partition& partition,

@@ -5,8 +5,7 @@
 namespace executorch_openvino {
 namespace {
 
-bool read_port(const OpenVinoApi& api, const ov_output_const_port_t* port, PortInfo* info,
-               std::string* error) {
+bool read_port(const OpenVinoApi& api, const ov_output_const_port_t* port, PortInfo* info, std::string* error) {
   if (api.ov_port_get_element_type(port, &info->type) != OK) {
     *error = ov_message("could not read a port's element type");
     return false;

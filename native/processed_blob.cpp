@@ -14,9 +14,7 @@ uint32_t read_u32(const uint8_t* p) {
   return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
 }
 
-uint64_t read_u64(const uint8_t* p) {
-  return uint64_t(read_u32(p)) | uint64_t(read_u32(p + 4)) << 32;
-}
+uint64_t read_u64(const uint8_t* p) { return uint64_t(read_u32(p)) | uint64_t(read_u32(p + 4)) << 32; }
 
 // True when [offset, offset + length) lies inside a blob of `size` bytes and
 // after the header; written to avoid overflow for any 64-bit input.
@@ -28,32 +26,31 @@ bool section_fits(uint64_t offset, uint64_t length, size_t size) {
 
 bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::string* error) {
   const auto* bytes = static_cast<const uint8_t*>(data);
-  const std::string relower =
-      " Lower the model again with this version of executorch-openvino.";
+  const std::string relower = " Lower the model again with this version of executorch-openvino.";
   if (bytes == nullptr || size == 0) {
-    *error = "the processed blob is empty; the .pte is damaged or was not made by "
-             "executorch-openvino." + relower;
+    *error =
+        "the processed blob is empty; the .pte is damaged or was not made by "
+        "executorch-openvino." +
+        relower;
     return false;
   }
   if (size < sizeof(kBlobMagic) || std::memcmp(bytes, kBlobMagic, sizeof(kBlobMagic)) != 0) {
-    *error = "the processed blob does not start with the magic 'EXOVBLOB' (" +
-             std::to_string(size) +
+    *error = "the processed blob does not start with the magic 'EXOVBLOB' (" + std::to_string(size) +
              " bytes): it was not made by executorch-openvino's preprocess." + relower;
     return false;
   }
   if (size < kHeaderSize) {
-    *error = "the processed blob is truncated: " + std::to_string(size) +
-             " bytes, shorter than its " + std::to_string(kHeaderSize) + "-byte header." +
-             relower;
+    *error = "the processed blob is truncated: " + std::to_string(size) + " bytes, shorter than its " +
+             std::to_string(kHeaderSize) + "-byte header." + relower;
     return false;
   }
   uint32_t version = read_u32(bytes + 8);
   if (version != kFormatVersion) {
-    *error = "the processed blob has format version " + std::to_string(version) +
-             ", this delegate reads version " + std::to_string(kFormatVersion) + ". " +
-             (version > kFormatVersion
-                  ? "Upgrade executorch-openvino to run it, or lower the model again with this version."
-                  : "Lower the model again with this version of executorch-openvino.");
+    *error =
+        "the processed blob has format version " + std::to_string(version) + ", this delegate reads version " +
+        std::to_string(kFormatVersion) + ". " +
+        (version > kFormatVersion ? "Upgrade executorch-openvino to run it, or lower the model again with this version."
+                                  : "Lower the model again with this version of executorch-openvino.");
     return false;
   }
   uint32_t kind = read_u32(bytes + 12);
@@ -65,15 +62,15 @@ bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::s
   uint64_t xml_offset = read_u64(bytes + 16), xml_size = read_u64(bytes + 24);
   uint64_t bin_offset = read_u64(bytes + 32), bin_size = read_u64(bytes + 40);
   if (xml_size == 0 || !section_fits(xml_offset, xml_size, size)) {
-    *error = "the processed blob's model XML section (offset " + std::to_string(xml_offset) +
-             ", " + std::to_string(xml_size) + " bytes) does not fit in the " +
-             std::to_string(size) + "-byte blob: the blob is truncated or corrupt." + relower;
+    *error = "the processed blob's model XML section (offset " + std::to_string(xml_offset) + ", " +
+             std::to_string(xml_size) + " bytes) does not fit in the " + std::to_string(size) +
+             "-byte blob: the blob is truncated or corrupt." + relower;
     return false;
   }
   if (!section_fits(bin_offset, bin_size, size)) {
-    *error = "the processed blob's weights section (offset " + std::to_string(bin_offset) +
-             ", " + std::to_string(bin_size) + " bytes) does not fit in the " +
-             std::to_string(size) + "-byte blob: the blob is truncated or corrupt." + relower;
+    *error = "the processed blob's weights section (offset " + std::to_string(bin_offset) + ", " +
+             std::to_string(bin_size) + " bytes) does not fit in the " + std::to_string(size) +
+             "-byte blob: the blob is truncated or corrupt." + relower;
     return false;
   }
   // Last, so that a damaged field is named above; this reads every byte once.

@@ -60,67 +60,83 @@ NB_MODULE(_native, m) {
   m.attr("BACKEND_ID") = executorch_openvino::kBackendId;
   executorch_openvino::install_python_infer_hooks();
 
-  m.def("registration_error_code", [] {
-    return static_cast<int>(executorch_openvino::registration_status());
-  }, "0 when the delegate registered with ExecuTorch, else ExecuTorch's Error code.");
+  m.def(
+      "registration_error_code", [] { return static_cast<int>(executorch_openvino::registration_status()); },
+      "0 when the delegate registered with ExecuTorch, else ExecuTorch's Error code.");
 
-  m.def("set_library_path", [](const std::string& path) {
-    OpenVinoLibrary::instance().set_explicit_library_path(path);
-  }, nb::arg("path"));
-  m.def("set_pip_library_dir", [](const std::string& dir) {
-    OpenVinoLibrary::instance().set_pip_library_dir(dir);
-  }, nb::arg("dir"));
+  m.def(
+      "set_library_path", [](const std::string& path) { OpenVinoLibrary::instance().set_explicit_library_path(path); },
+      nb::arg("path"));
+  m.def(
+      "set_pip_library_dir", [](const std::string& dir) { OpenVinoLibrary::instance().set_pip_library_dir(dir); },
+      nb::arg("dir"));
 
   m.def("is_loaded", [] { return OpenVinoLibrary::instance().is_loaded(); });
 
-  m.def("load_library", [] {
-    std::string error;
-    if (!OpenVinoLibrary::instance().ensure_loaded(&error)) raise_reported(error);
-    auto info = OpenVinoLibrary::instance().info();
-    nb::dict d;
-    d["path"] = info.path;
-    d["source"] = info.source;
-    d["version"] = info.version;
-    d["not_used"] = info.not_used;
-    return d;
-  }, "Loads OpenVINO now (normally done at the first model init); raises RuntimeError naming "
-     "every place tried.");
+  m.def(
+      "load_library",
+      [] {
+        std::string error;
+        if (!OpenVinoLibrary::instance().ensure_loaded(&error)) raise_reported(error);
+        auto info = OpenVinoLibrary::instance().info();
+        nb::dict d;
+        d["path"] = info.path;
+        d["source"] = info.source;
+        d["version"] = info.version;
+        d["not_used"] = info.not_used;
+        return d;
+      },
+      "Loads OpenVINO now (normally done at the first model init); raises RuntimeError naming "
+      "every place tried.");
 
-  m.def("plan_library_search", [](const std::string& platform, const std::string& architecture,
-                                  const std::string& explicit_path, const std::string& openvino_lib_path,
-                                  const std::string& pip_dir, const std::string& install_tree,
-                                  const std::string& conda_prefix) {
-    using executorch_openvino::Architecture;
-    using executorch_openvino::Platform;
-    executorch_openvino::SearchSettings s;
-    if (platform == "linux") s.platform = Platform::kLinux;
-    else if (platform == "windows") s.platform = Platform::kWindows;
-    else if (platform == "macos") s.platform = Platform::kMacOS;
-    else throw nb::value_error("platform must be 'linux', 'windows' or 'macos'");
-    if (architecture == "x86_64") s.architecture = Architecture::kX86_64;
-    else if (architecture == "arm64") s.architecture = Architecture::kArm64;
-    else throw nb::value_error("architecture must be 'x86_64' or 'arm64'");
-    s.explicit_path = explicit_path;
-    s.lib_path_env = openvino_lib_path;
-    s.pip_dir = pip_dir;
-    s.install_tree = install_tree;
-    s.conda_prefix = conda_prefix;
-    return plan_as_dict(executorch_openvino::plan_library_search(s));
-  }, nb::arg("platform"), nb::arg("architecture") = "x86_64", nb::arg("explicit_path") = "",
-     nb::arg("openvino_lib_path") = "", nb::arg("pip_dir") = "", nb::arg("install_tree") = "",
-     nb::arg("conda_prefix") = "",
-  "The OpenVINO C library search (library_search.h) for a platform and settings: every place in "
-  "order, without loading anything. For tests and diagnostics.");
+  m.def(
+      "plan_library_search",
+      [](const std::string& platform, const std::string& architecture, const std::string& explicit_path,
+         const std::string& openvino_lib_path, const std::string& pip_dir, const std::string& install_tree,
+         const std::string& conda_prefix) {
+        using executorch_openvino::Architecture;
+        using executorch_openvino::Platform;
+        executorch_openvino::SearchSettings s;
+        if (platform == "linux")
+          s.platform = Platform::kLinux;
+        else if (platform == "windows")
+          s.platform = Platform::kWindows;
+        else if (platform == "macos")
+          s.platform = Platform::kMacOS;
+        else
+          throw nb::value_error("platform must be 'linux', 'windows' or 'macos'");
+        if (architecture == "x86_64")
+          s.architecture = Architecture::kX86_64;
+        else if (architecture == "arm64")
+          s.architecture = Architecture::kArm64;
+        else
+          throw nb::value_error("architecture must be 'x86_64' or 'arm64'");
+        s.explicit_path = explicit_path;
+        s.lib_path_env = openvino_lib_path;
+        s.pip_dir = pip_dir;
+        s.install_tree = install_tree;
+        s.conda_prefix = conda_prefix;
+        return plan_as_dict(executorch_openvino::plan_library_search(s));
+      },
+      nb::arg("platform"), nb::arg("architecture") = "x86_64", nb::arg("explicit_path") = "",
+      nb::arg("openvino_lib_path") = "", nb::arg("pip_dir") = "", nb::arg("install_tree") = "",
+      nb::arg("conda_prefix") = "",
+      "The OpenVINO C library search (library_search.h) for a platform and settings: every place in "
+      "order, without loading anything. For tests and diagnostics.");
 
-  m.def("host_library_search", [] { return plan_as_dict(OpenVinoLibrary::instance().search_plan()); },
-        "The OpenVINO C library search of this process (every place, in order), without loading.");
+  m.def(
+      "host_library_search", [] { return plan_as_dict(OpenVinoLibrary::instance().search_plan()); },
+      "The OpenVINO C library search of this process (every place, in order), without loading.");
 
-  m.def("device_property", [](const std::string& device, const std::string& key) {
-    std::string error;
-    std::string value = OpenVinoLibrary::instance().device_property(device, key, &error);
-    if (!error.empty()) raise_reported(error);
-    return value;
-  }, nb::arg("device"), nb::arg("key"), "An OpenVINO device property as text; loads OpenVINO if needed.");
+  m.def(
+      "device_property",
+      [](const std::string& device, const std::string& key) {
+        std::string error;
+        std::string value = OpenVinoLibrary::instance().device_property(device, key, &error);
+        if (!error.empty()) raise_reported(error);
+        return value;
+      },
+      nb::arg("device"), nb::arg("key"), "An OpenVINO device property as text; loads OpenVINO if needed.");
 
   m.def("available_devices", [] {
     std::string error;
@@ -129,35 +145,42 @@ NB_MODULE(_native, m) {
     return devices;
   });
 
-  m.def("last_compile_report", [] { return report_as_dict(executorch_openvino::last_compile_report()); },
-        "What the most recent successful delegate init compiled (empty strings before any).");
+  m.def(
+      "last_compile_report", [] { return report_as_dict(executorch_openvino::last_compile_report()); },
+      "What the most recent successful delegate init compiled (empty strings before any).");
 
   m.def("start_init_capture", &executorch_openvino::start_init_capture,
         "Records every successful delegate init on this thread until finish_init_capture().");
-  m.def("finish_init_capture", [] {
-    nb::list records;
-    for (const auto& record : executorch_openvino::finish_init_capture()) {
-      nb::dict d = report_as_dict(record.report);
-      d["program_state"] = record.program_state;
-      records.append(d);
-    }
-    return records;
-  }, "The inits recorded on this thread since start_init_capture(), in order: last_compile_report()'s "
-     "keys and the partition's 'program_state' compile spec ('' when absent); stops recording.");
+  m.def(
+      "finish_init_capture",
+      [] {
+        nb::list records;
+        for (const auto& record : executorch_openvino::finish_init_capture()) {
+          nb::dict d = report_as_dict(record.report);
+          d["program_state"] = record.program_state;
+          records.append(d);
+        }
+        return records;
+      },
+      "The inits recorded on this thread since start_init_capture(), in order: last_compile_report()'s "
+      "keys and the partition's 'program_state' compile spec ('' when absent); stops recording.");
 
   m.def("live_compiled_models", &executorch_openvino::live_compiled_models,
         "OpenVINO compiled models the delegate holds now: one per distinct partition and compile options, "
         "shared by every loaded copy of it.");
   m.def("live_infer_requests", &executorch_openvino::live_infer_requests,
         "Initialised partitions (handles) alive now, each with its own OpenVINO infer request.");
-  m.def("infer_counters", [] {
-    auto c = executorch_openvino::infer_counters();
-    nb::dict d;
-    d["in_flight"] = c.in_flight;
-    d["peak"] = c.peak;
-    d["finished"] = c.finished;
-    return d;
-  }, "OpenVINO inferences running now, the most at once since reset_infer_peak(), and all finished.");
+  m.def(
+      "infer_counters",
+      [] {
+        auto c = executorch_openvino::infer_counters();
+        nb::dict d;
+        d["in_flight"] = c.in_flight;
+        d["peak"] = c.peak;
+        d["finished"] = c.finished;
+        return d;
+      },
+      "OpenVINO inferences running now, the most at once since reset_infer_peak(), and all finished.");
   m.def("reset_infer_peak", &executorch_openvino::reset_infer_peak);
 
   m.def("begin_call", &executorch_openvino::begin_python_call,
@@ -165,44 +188,55 @@ NB_MODULE(_native, m) {
         "method no other thread runs meanwhile. False (nothing opted in) where that cannot be made safe.");
   m.def("end_call", &executorch_openvino::end_python_call);
 
-  m.def("output_counters", [] {
-    auto c = executorch_openvino::output_counters();
-    nb::dict d;
-    d["in_place"] = c.in_place;
-    d["copied"] = c.copied;
-    return d;
-  }, "Outputs written in place by OpenVINO and outputs copied after inference, since load.");
+  m.def(
+      "output_counters",
+      [] {
+        auto c = executorch_openvino::output_counters();
+        nb::dict d;
+        d["in_place"] = c.in_place;
+        d["copied"] = c.copied;
+        return d;
+      },
+      "Outputs written in place by OpenVINO and outputs copied after inference, since load.");
 
   // Through ExecuTorch's backend-option API, as a C++ application would.
-  m.def("set_cache_dir", [](const std::string& dir) {
-    namespace et = executorch::runtime;
-    if (dir.find('\0') != std::string::npos) throw nb::value_error("the cache directory path contains a NUL byte");
-    if (dir.size() >= et::kMaxOptionValueLength) {
-      throw nb::value_error(("the cache directory path has " + std::to_string(dir.size()) +
-                             " bytes; ExecuTorch's backend options hold at most " +
-                             std::to_string(et::kMaxOptionValueLength - 1) + ": use a shorter path")
-                                .c_str());
-    }
-    et::BackendOption option;
-    std::strncpy(option.key, executorch_openvino::kCacheDirOption, sizeof(option.key) - 1);
-    std::array<char, et::kMaxOptionValueLength> text{};
-    std::memcpy(text.data(), dir.data(), dir.size());
-    option.value = text;
-    et::Error e = et::set_option(executorch_openvino::kBackendId, et::Span<et::BackendOption>(&option, 1));
-    if (e != et::Error::Ok) raise_reported("set_option('cache_dir') failed with ExecuTorch error " +
-                                           std::to_string(int(e)) + ": " + executorch_openvino::last_error());
-  }, nb::arg("dir"), "Sets the delegate's 'cache_dir' backend option ('' for none) for later loads.");
+  m.def(
+      "set_cache_dir",
+      [](const std::string& dir) {
+        namespace et = executorch::runtime;
+        if (dir.find('\0') != std::string::npos) throw nb::value_error("the cache directory path contains a NUL byte");
+        if (dir.size() >= et::kMaxOptionValueLength) {
+          throw nb::value_error(("the cache directory path has " + std::to_string(dir.size()) +
+                                 " bytes; ExecuTorch's backend options hold at most " +
+                                 std::to_string(et::kMaxOptionValueLength - 1) + ": use a shorter path")
+                                    .c_str());
+        }
+        et::BackendOption option;
+        std::strncpy(option.key, executorch_openvino::kCacheDirOption, sizeof(option.key) - 1);
+        std::array<char, et::kMaxOptionValueLength> text{};
+        std::memcpy(text.data(), dir.data(), dir.size());
+        option.value = text;
+        et::Error e = et::set_option(executorch_openvino::kBackendId, et::Span<et::BackendOption>(&option, 1));
+        if (e != et::Error::Ok)
+          raise_reported("set_option('cache_dir') failed with ExecuTorch error " + std::to_string(int(e)) + ": " +
+                         executorch_openvino::last_error());
+      },
+      nb::arg("dir"), "Sets the delegate's 'cache_dir' backend option ('' for none) for later loads.");
 
-  m.def("cache_dir", [] {
-    namespace et = executorch::runtime;
-    et::BackendOption option;
-    std::strncpy(option.key, executorch_openvino::kCacheDirOption, sizeof(option.key) - 1);
-    et::Span<et::BackendOption> span(&option, 1);
-    et::Error e = et::get_option(executorch_openvino::kBackendId, span);
-    if (e != et::Error::Ok) raise_reported("get_option('cache_dir') failed with ExecuTorch error " + std::to_string(int(e)));
-    const auto* text = std::get_if<std::array<char, et::kMaxOptionValueLength>>(&option.value);
-    return text ? std::string(text->data()) : std::string();
-  }, "The delegate's 'cache_dir' backend option ('' for none).");
+  m.def(
+      "cache_dir",
+      [] {
+        namespace et = executorch::runtime;
+        et::BackendOption option;
+        std::strncpy(option.key, executorch_openvino::kCacheDirOption, sizeof(option.key) - 1);
+        et::Span<et::BackendOption> span(&option, 1);
+        et::Error e = et::get_option(executorch_openvino::kBackendId, span);
+        if (e != et::Error::Ok)
+          raise_reported("get_option('cache_dir') failed with ExecuTorch error " + std::to_string(int(e)));
+        const auto* text = std::get_if<std::array<char, et::kMaxOptionValueLength>>(&option.value);
+        return text ? std::string(text->data()) : std::string();
+      },
+      "The delegate's 'cache_dir' backend option ('' for none).");
 
   m.def("last_error", &executorch_openvino::last_error,
         "The delegate's last error message, or '' when none occurred since the last clear.");

@@ -65,8 +65,7 @@ std::string describe_value(const MethodMeta& meta, size_t i, bool input) {
   if (tag.get() != Tag::Tensor) return executorch::runtime::tag_to_string(tag.get());
   auto info = input ? meta.input_tensor_meta(i) : meta.output_tensor_meta(i);
   if (!info.ok()) return "Tensor";
-  return std::string(executorch::runtime::toString(info->scalar_type())) + " " +
-         shape_text(to_shape(info->sizes()));
+  return std::string(executorch::runtime::toString(info->scalar_type())) + " " + shape_text(to_shape(info->sizes()));
 }
 
 void list_methods(Module& module, const std::vector<std::string>& names) {
@@ -77,9 +76,11 @@ void list_methods(Module& module, const std::vector<std::string>& names) {
       continue;
     }
     std::printf("%s\n  inputs:\n", name.c_str());
-    for (size_t i = 0; i < meta->num_inputs(); ++i) std::printf("    %zu: %s\n", i, describe_value(*meta, i, true).c_str());
+    for (size_t i = 0; i < meta->num_inputs(); ++i)
+      std::printf("    %zu: %s\n", i, describe_value(*meta, i, true).c_str());
     std::printf("  outputs:\n");
-    for (size_t i = 0; i < meta->num_outputs(); ++i) std::printf("    %zu: %s\n", i, describe_value(*meta, i, false).c_str());
+    for (size_t i = 0; i < meta->num_outputs(); ++i)
+      std::printf("    %zu: %s\n", i, describe_value(*meta, i, false).c_str());
   }
   std::printf("(tensor sizes of dynamic dimensions are their upper bounds)\n");
 }
@@ -97,7 +98,8 @@ int choose_openvino(const Options& o) {
   auto& openvino = executorch_openvino::OpenVinoLibrary::instance();
   if (!o.openvino_lib.empty()) {
     if (!is_readable_file(o.openvino_lib)) {
-      return bad_arguments("--openvino-lib '" + o.openvino_lib + "' is not a file; give the OpenVINO C library, "
+      return bad_arguments("--openvino-lib '" + o.openvino_lib +
+                           "' is not a file; give the OpenVINO C library, "
                            "e.g. .../libopenvino_c.so.2541");
     }
     char* absolute = realpath(o.openvino_lib.c_str(), nullptr);
@@ -158,7 +160,8 @@ int make_inputs(const Options& o, const MethodMeta& meta, std::vector<InputTenso
   const size_t n_inputs = meta.num_inputs();
   if (!o.random_inputs && o.inputs.size() != n_inputs) {
     return bad_arguments("method '" + o.method + "' takes " + std::to_string(n_inputs) + " inputs, " +
-                         std::to_string(o.inputs.size()) + " --input values were given (or use --random-inputs; "
+                         std::to_string(o.inputs.size()) +
+                         " --input values were given (or use --random-inputs; "
                          "--list shows them)");
   }
   storage->resize(n_inputs);
@@ -175,14 +178,14 @@ int make_inputs(const Options& o, const MethodMeta& meta, std::vector<InputTenso
         return bad_arguments("input " + std::to_string(i) + ": " + error);
       }
       auto sizes = info->sizes();
-      tensor.tensor = executorch::extension::make_tensor_ptr(
-          std::vector<executorch::aten::SizesType>(sizes.begin(), sizes.end()), tensor.data.data(),
-          info->scalar_type());
+      tensor.tensor =
+          executorch::extension::make_tensor_ptr(std::vector<executorch::aten::SizesType>(sizes.begin(), sizes.end()),
+                                                 tensor.data.data(), info->scalar_type());
     } else if (is_tensor) {
       if (!tensor_input(o.inputs[i], i, meta, &tensor, &error)) return bad_arguments(error);
     } else if (o.random_inputs) {
-      return bad_arguments("input " + std::to_string(i) + " is not a tensor (" +
-                           describe_value(meta, i, true) + "): pass every input with --input");
+      return bad_arguments("input " + std::to_string(i) + " is not a tensor (" + describe_value(meta, i, true) +
+                           "): pass every input with --input");
     } else if (!scalar_input(o.inputs[i], i, tag.ok() ? tag.get() : Tag::None, &(*inputs)[i], &error)) {
       return bad_arguments(error);
     }
@@ -212,16 +215,15 @@ struct OutputBuffers {
 };
 
 // Loads the method (timed: `load_ms`) and gives its unplanned outputs their buffers.
-int load_method(Module& module, const Options& o, const MethodMeta& meta, OutputBuffers* outputs,
-                double* load_ms) {
+int load_method(Module& module, const Options& o, const MethodMeta& meta, OutputBuffers* outputs, double* load_ms) {
   auto& openvino = executorch_openvino::OpenVinoLibrary::instance();
   executorch_openvino::clear_last_error();
   auto start = Clock::now();
   if (module.load_method(o.method) != executorch::runtime::Error::Ok) {
     return failed("method '" + o.method + "' did not load" +
                   (!o.openvino_lib.empty() ? "; check the --openvino-lib library (above: why it did not load)"
-                   : openvino.is_loaded() ? ""
-                                          : "; to choose the OpenVINO C library, pass --openvino-lib PATH"));
+                   : openvino.is_loaded()  ? ""
+                                           : "; to choose the OpenVINO C library, pass --openvino-lib PATH"));
   }
   *load_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   // One buffer per such output, at its upper-bound size, left uninitialised
@@ -236,13 +238,16 @@ int load_method(Module& module, const Options& o, const MethodMeta& meta, Output
     auto sizes = info->sizes();
     outputs->storage[i].reset(new (std::nothrow) uint8_t[std::max<size_t>(info->nbytes(), 1)]);
     if (!outputs->storage[i]) {
-      return failed("output " + std::to_string(i) + " needs " + std::to_string(info->nbytes()) + " bytes at its "
-                    "upper bound " + shape_text(to_shape(sizes)) + ", more than this machine can allocate: lower "
+      return failed("output " + std::to_string(i) + " needs " + std::to_string(info->nbytes()) +
+                    " bytes at its "
+                    "upper bound " +
+                    shape_text(to_shape(sizes)) +
+                    ", more than this machine can allocate: lower "
                     "the model with a smaller maximum for its dynamic dimensions");
     }
-    outputs->tensors[i] = executorch::extension::make_tensor_ptr(
-        std::vector<executorch::aten::SizesType>(sizes.begin(), sizes.end()), outputs->storage[i].get(),
-        info->scalar_type());
+    outputs->tensors[i] =
+        executorch::extension::make_tensor_ptr(std::vector<executorch::aten::SizesType>(sizes.begin(), sizes.end()),
+                                               outputs->storage[i].get(), info->scalar_type());
     if (module.set_output(o.method, EValue(*outputs->tensors[i]), i) != executorch::runtime::Error::Ok) {
       return failed("could not give output " + std::to_string(i) + " of method '" + o.method + "' its buffer");
     }
@@ -288,8 +293,8 @@ int run_method(Module& module, const Options& o, const std::vector<EValue>& inpu
 // Prints the summary and writes the outputs; 1 when one could not be written.
 int report(const Options& o, const Runs& runs, double load_ms) {
   auto& openvino = executorch_openvino::OpenVinoLibrary::instance();
-  std::printf("program %s, method %s: load %.1f ms, first run %.2f ms\n", o.program.c_str(), o.method.c_str(),
-              load_ms, runs.first_ms);
+  std::printf("program %s, method %s: load %.1f ms, first run %.2f ms\n", o.program.c_str(), o.method.c_str(), load_ms,
+              runs.first_ms);
   if (openvino.is_loaded()) {
     const auto info = openvino.info();
     std::printf("OpenVINO %s (%s): %s\n", info.version.c_str(), info.source.c_str(), info.path.c_str());
@@ -300,8 +305,8 @@ int report(const Options& o, const Runs& runs, double load_ms) {
     std::sort(sorted.begin(), sorted.end());
     double mean = 0;
     for (double t : times) mean += t / times.size();
-    std::printf("%zu timed runs: median %.3f ms, mean %.3f ms, min %.3f ms\n", times.size(),
-                sorted[sorted.size() / 2], mean, sorted.front());
+    std::printf("%zu timed runs: median %.3f ms, mean %.3f ms, min %.3f ms\n", times.size(), sorted[sorted.size() / 2],
+                mean, sorted.front());
   }
   int status = 0;
   std::string error;
@@ -356,4 +361,3 @@ int main(int argc, char** argv) {
     return 1;
   }
 }
-

@@ -18,16 +18,26 @@ using executorch::runtime::Tag;
 
 std::string npy_descr(ScalarType type) {
   switch (type) {
-    case ScalarType::Float: return "<f4";
-    case ScalarType::Double: return "<f8";
-    case ScalarType::Half: return "<f2";
-    case ScalarType::Byte: return "|u1";
-    case ScalarType::Char: return "|i1";
-    case ScalarType::Short: return "<i2";
-    case ScalarType::Int: return "<i4";
-    case ScalarType::Long: return "<i8";
-    case ScalarType::Bool: return "|b1";
-    default: return "";
+    case ScalarType::Float:
+      return "<f4";
+    case ScalarType::Double:
+      return "<f8";
+    case ScalarType::Half:
+      return "<f2";
+    case ScalarType::Byte:
+      return "|u1";
+    case ScalarType::Char:
+      return "|i1";
+    case ScalarType::Short:
+      return "<i2";
+    case ScalarType::Int:
+      return "<i4";
+    case ScalarType::Long:
+      return "<i8";
+    case ScalarType::Bool:
+      return "|b1";
+    default:
+      return "";
   }
 }
 
@@ -48,14 +58,42 @@ bool random_tensor(ScalarType type, const std::vector<int64_t>& shape, SplitMix6
     const double real = rng.unit() * 2.0 - 1.0;
     const int64_t integer = static_cast<int64_t>(rng.next() % 100);
     switch (type) {
-      case ScalarType::Float: { float v = static_cast<float>(real); std::memcpy(at, &v, 4); break; }
-      case ScalarType::Double: { std::memcpy(at, &real, 8); break; }
-      case ScalarType::Long: { std::memcpy(at, &integer, 8); break; }
-      case ScalarType::Int: { int32_t v = static_cast<int32_t>(integer); std::memcpy(at, &v, 4); break; }
-      case ScalarType::Short: { int16_t v = static_cast<int16_t>(integer); std::memcpy(at, &v, 2); break; }
-      case ScalarType::Char: { int8_t v = static_cast<int8_t>(integer); std::memcpy(at, &v, 1); break; }
-      case ScalarType::Byte: { *at = static_cast<uint8_t>(integer); break; }
-      case ScalarType::Bool: { *at = static_cast<uint8_t>(integer % 2); break; }
+      case ScalarType::Float: {
+        float v = static_cast<float>(real);
+        std::memcpy(at, &v, 4);
+        break;
+      }
+      case ScalarType::Double: {
+        std::memcpy(at, &real, 8);
+        break;
+      }
+      case ScalarType::Long: {
+        std::memcpy(at, &integer, 8);
+        break;
+      }
+      case ScalarType::Int: {
+        int32_t v = static_cast<int32_t>(integer);
+        std::memcpy(at, &v, 4);
+        break;
+      }
+      case ScalarType::Short: {
+        int16_t v = static_cast<int16_t>(integer);
+        std::memcpy(at, &v, 2);
+        break;
+      }
+      case ScalarType::Char: {
+        int8_t v = static_cast<int8_t>(integer);
+        std::memcpy(at, &v, 1);
+        break;
+      }
+      case ScalarType::Byte: {
+        *at = static_cast<uint8_t>(integer);
+        break;
+      }
+      case ScalarType::Bool: {
+        *at = static_cast<uint8_t>(integer % 2);
+        break;
+      }
       default:
         *error = std::string("random inputs of type ") + executorch::runtime::toString(type) +
                  " are not supported; pass a .npy file";
@@ -85,16 +123,25 @@ bool scalar_input(const std::string& text, size_t i, Tag tag, EValue* out, std::
   errno = 0;
   if (tag == Tag::Int) {
     long long v = std::strtoll(number.c_str(), &end, 10);
-    if (!number.empty() && *end == '\0' && errno != ERANGE) { *out = EValue(static_cast<int64_t>(v)); return true; }
+    if (!number.empty() && *end == '\0' && errno != ERANGE) {
+      *out = EValue(static_cast<int64_t>(v));
+      return true;
+    }
   } else if (tag == Tag::Double) {
     double v = std::strtod(number.c_str(), &end);
-    if (!number.empty() && *end == '\0' && errno != ERANGE) { *out = EValue(v); return true; }
+    if (!number.empty() && *end == '\0' && errno != ERANGE) {
+      *out = EValue(v);
+      return true;
+    }
   } else if (number == "0" || number == "1") {
     *out = EValue(number == "1");
     return true;
   }
   *error = "input " + std::to_string(i) + ": '" + text + "' is not a valid " + wanted + " (a 64-bit " +
-           (tag == Tag::Int ? "integer" : tag == Tag::Double ? "float" : "0 or 1") + ")";
+           (tag == Tag::Int      ? "integer"
+            : tag == Tag::Double ? "float"
+                                 : "0 or 1") +
+           ")";
   return false;
 }
 
@@ -110,13 +157,13 @@ bool tensor_input(const std::string& path, size_t i, const MethodMeta& meta, Inp
   const std::string wanted = npy_descr(type);
   if (array.descr != wanted) {
     *error = "input " + std::to_string(i) + " ('" + path + "') holds NumPy type '" + array.descr +
-             "'; the method takes " + executorch::runtime::toString(type) + (wanted.empty() ? "" : " ('" + wanted + "')") +
-             ": save array.astype(...) of that type";
+             "'; the method takes " + executorch::runtime::toString(type) +
+             (wanted.empty() ? "" : " ('" + wanted + "')") + ": save array.astype(...) of that type";
     return false;
   }
   if (array.shape.size() != declared.size()) {
-    *error = "input " + std::to_string(i) + " ('" + path + "') has shape " + shape_text(array.shape) + "; the method takes " +
-             std::to_string(declared.size()) + " dimensions " + shape_text(declared);
+    *error = "input " + std::to_string(i) + " ('" + path + "') has shape " + shape_text(array.shape) +
+             "; the method takes " + std::to_string(declared.size()) + " dimensions " + shape_text(declared);
     return false;
   }
   for (size_t d = 0; d < declared.size(); ++d) {

@@ -32,10 +32,10 @@ struct InputTensor {
 
 // One output of the first run, copied out of the method's memory.
 struct SavedOutput {
-  std::string summary;                 // "Float (3, 4)", "int 7"
+  std::string summary;                                                          // "Float (3, 4)", "int 7"
   executorch::aten::ScalarType type = executorch::aten::ScalarType::Undefined;  // tensors only
-  std::string descr;                   // NumPy's type string; "" when .npy cannot hold it
-  std::vector<int64_t> shape;          // () for a scalar
+  std::string descr;           // NumPy's type string; "" when .npy cannot hold it
+  std::vector<int64_t> shape;  // () for a scalar
   std::vector<uint8_t> bytes;
 };
 

@@ -43,12 +43,12 @@ namespace {
 
 constexpr int kSize = 16;
 
-#define CHECK_OV(call)                                                     \
-  do {                                                                     \
-    if ((call) != OK) {                                                    \
+#define CHECK_OV(call)                                                       \
+  do {                                                                       \
+    if ((call) != OK) {                                                      \
       std::fprintf(stderr, "%s failed: %s\n", #call, ov_get_last_err_msg()); \
-      std::exit(1);                                                        \
-    }                                                                      \
+      std::exit(1);                                                          \
+    }                                                                        \
   } while (0)
 
 struct Buffers {
@@ -66,7 +66,8 @@ struct Buffers {
     for (int k = 0; k < kSize; ++k) a[k] = seed + k, b[k] = 2 * seed - k, out[k] = -1.0f;
   }
   bool correct() const {
-    for (int k = 0; k < kSize; ++k) if (out[k] != a[k] + b[k]) return false;
+    for (int k = 0; k < kSize; ++k)
+      if (out[k] != a[k] + b[k]) return false;
     return true;
   }
 };
@@ -166,14 +167,16 @@ int main(int argc, char** argv) {
   };
   std::map<std::string, std::vector<double>> times;
   const int rounds = 10, per_round = calls / rounds;
-  for (auto& [name, way] : ways) for (int k = 0; k < 100; ++k) way();  // warm-up
+  for (auto& [name, way] : ways)
+    for (int k = 0; k < 100; ++k) way();  // warm-up
   for (int r = 0; r < rounds; ++r) {
     bind_infer(raw);
     for (auto& [name, way] : ways) {
       for (int k = 0; k < per_round; ++k) {
         auto start = std::chrono::steady_clock::now();
         way();
-        times[name].push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+        times[name].push_back(
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
       }
     }
     // New values everywhere, then one more run of each way on each set.

@@ -11,7 +11,6 @@
 #include "processed_blob.h"
 #include "reseal.h"
 
-
 #include <cstdint>
 #include <cstring>
 #include <string>

@@ -56,7 +56,7 @@ et::Error set(std::initializer_list<et::BackendOption> options) {
 }
 
 bool is_dir(const std::string& path) {
-  struct stat st {};
+  struct stat st{};
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
@@ -73,19 +73,21 @@ int main(int argc, char** argv) {
   const harness::CpuSpecs cpu;
 
   check("unset by default", cache_dir_setting().empty(), cache_dir_setting());
-  check("set and read back", set({text_option("cache_dir", "/somewhere/else")}) == et::Error::Ok &&
-                                 cache_dir_setting() == "/somewhere/else", cache_dir_setting());
+  check("set and read back",
+        set({text_option("cache_dir", "/somewhere/else")}) == et::Error::Ok && cache_dir_setting() == "/somewhere/else",
+        cache_dir_setting());
 
   et::Error e = set({text_option("cache_dir", "/not/applied"), text_option("threads", "2")});
-  check("an unknown key is refused", e == et::Error::InvalidArgument &&
+  check("an unknown key is refused",
+        e == et::Error::InvalidArgument &&
             executorch_openvino::last_error().find("unknown option 'threads'") != std::string::npos,
         executorch_openvino::last_error());
-  check("nothing is applied when one option is refused", cache_dir_setting() == "/somewhere/else",
-        cache_dir_setting());
+  check("nothing is applied when one option is refused", cache_dir_setting() == "/somewhere/else", cache_dir_setting());
   e = set({int_option("cache_dir", 7)});
-  check("a number for cache_dir is refused", e == et::Error::InvalidArgument &&
-            executorch_openvino::last_error().find("takes a string") != std::string::npos,
-        executorch_openvino::last_error());
+  check(
+      "a number for cache_dir is refused",
+      e == et::Error::InvalidArgument && executorch_openvino::last_error().find("takes a string") != std::string::npos,
+      executorch_openvino::last_error());
   et::BackendOption unknown = text_option("threads", "");
   et::Span<et::BackendOption> unknown_span(&unknown, 1);
   check("get_option refuses an unknown key",
@@ -111,7 +113,8 @@ int main(int argc, char** argv) {
   et::BackendInitContext context(&allocator, nullptr, nullptr, nullptr, et::Span<const et::BackendOption>(&wrong, 1));
   et::FreeableBuffer processed(blob.data(), blob.size(), nullptr);
   auto handle = backend->init(context, &processed, cpu.view());
-  check("runtime spec: a number is refused at init", !handle.ok() && handle.error() == et::Error::InvalidArgument &&
+  check("runtime spec: a number is refused at init",
+        !handle.ok() && handle.error() == et::Error::InvalidArgument &&
             executorch_openvino::last_error().find("is not a string") != std::string::npos,
         executorch_openvino::last_error());
   return failures;

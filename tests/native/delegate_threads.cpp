@@ -120,8 +120,10 @@ int main(int argc, char** argv) {
   pool.clear();
   int inits_ok = 0;
   for (int t = 0; t < threads; ++t) {
-    if (handles[t]) ++inits_ok;
-    else std::fprintf(stderr, "init in thread %d failed: %s\n", t, init_errors[t].c_str());
+    if (handles[t])
+      ++inits_ok;
+    else
+      std::fprintf(stderr, "init in thread %d failed: %s\n", t, init_errors[t].c_str());
   }
   if (inits_ok != threads) return 1;
 
@@ -135,8 +137,9 @@ int main(int argc, char** argv) {
     }
     reference[t] = io.output;
   }
-  bool distinct = std::memcmp(reference[0].data(), reference[threads > 1 ? 1 : 0].data(),
-                              sizeof(float) * kRows * kOut) != 0 || threads == 1;
+  bool distinct =
+      std::memcmp(reference[0].data(), reference[threads > 1 ? 1 : 0].data(), sizeof(float) * kRows * kOut) != 0 ||
+      threads == 1;
 
   // Phase 3: every thread runs its own handle on its own input.
   std::atomic<long> mismatches{0}, failures{0};
@@ -147,7 +150,8 @@ int main(int argc, char** argv) {
       go.arrive_and_wait();
       for (int n = 0; n < runs; ++n) {
         std::fill(io.output.begin(), io.output.end(), std::nanf(""));
-        if (io.run(backend, handles[t]) != et::Error::Ok) failures.fetch_add(1);
+        if (io.run(backend, handles[t]) != et::Error::Ok)
+          failures.fetch_add(1);
         else if (std::memcmp(io.output.data(), reference[t].data(), sizeof(float) * kRows * kOut) != 0)
           mismatches.fetch_add(1);
       }
@@ -163,9 +167,10 @@ int main(int argc, char** argv) {
     std::snprintf(number, sizeof number, "%.9g", double(v));  // float32 round-trips in 9 digits
     output0 += (output0.empty() ? "" : ", ") + std::string(number);
   }
-  std::printf("{\"threads\": %d, \"inits_ok\": %d, \"loads\": %d, \"runs\": %ld, \"failures\": %ld, "
-              "\"mismatches\": %ld, \"references_distinct\": %s, \"openvino\": \"%s\", \"output0\": [%s]}\n",
-              threads, inits_ok, info.loads, long(threads) * runs, failures.load(), mismatches.load(),
-              distinct ? "true" : "false", info.path.c_str(), output0.c_str());
+  std::printf(
+      "{\"threads\": %d, \"inits_ok\": %d, \"loads\": %d, \"runs\": %ld, \"failures\": %ld, "
+      "\"mismatches\": %ld, \"references_distinct\": %s, \"openvino\": \"%s\", \"output0\": [%s]}\n",
+      threads, inits_ok, info.loads, long(threads) * runs, failures.load(), mismatches.load(),
+      distinct ? "true" : "false", info.path.c_str(), output0.c_str());
   return 0;
 }

@@ -1,4 +1,7 @@
 // statx answering EPERM, as sandboxes such as Docker's seccomp profile before
 // 18.04 do: preloaded by tests/test_library_loading.py.
 #include <errno.h>
-int statx(int d, const char* p, int f, unsigned m, void* b) { errno = EPERM; return -1; }
+int statx(int d, const char* p, int f, unsigned m, void* b) {
+  errno = EPERM;
+  return -1;
+}

@@ -82,8 +82,8 @@ int run_model(OpenVinoLibrary& library) {
   if (api.ov_core_read_model_from_memory_buffer(library.core(), kModel, std::strlen(kModel), nullptr, &model) != OK)
     return fail("ov_core_read_model_from_memory_buffer", library);
   ov_compiled_model_t* compiled = nullptr;
-  ov_status_e status = api.ov_core_compile_model(library.core(), model, "CPU", 2, &compiled,
-                                                 "INFERENCE_PRECISION_HINT", "f32");
+  ov_status_e status =
+      api.ov_core_compile_model(library.core(), model, "CPU", 2, &compiled, "INFERENCE_PRECISION_HINT", "f32");
   api.ov_model_free(model);
   if (status != OK) return fail("ov_core_compile_model", library);
   ov_infer_request_t* request = nullptr;
@@ -105,8 +105,7 @@ int run_model(OpenVinoLibrary& library) {
   if (api.ov_infer_request_infer(request) != OK) return fail("ov_infer_request_infer", library);
   ov_tensor_t* tout = nullptr;
   void* data = nullptr;
-  if (api.ov_infer_request_get_output_tensor_by_index(request, 0, &tout) != OK ||
-      api.ov_tensor_data(tout, &data) != OK)
+  if (api.ov_infer_request_get_output_tensor_by_index(request, 0, &tout) != OK || api.ov_tensor_data(tout, &data) != OK)
     return fail("reading the output", library);
   const float* out = static_cast<const float*>(data);
   int wrong = 0;
@@ -171,8 +170,9 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--pip-dir") == 0 && i + 1 < argc) {
       pip_dir = argv[++i];
     } else {
-      std::printf("usage: loader_check.exe [--pip-dir DIR] | --open PATH | --plain-load NAME |\n"
-                  "       --via-dll DLL LIBS [--pip-dir DIR]\n");
+      std::printf(
+          "usage: loader_check.exe [--pip-dir DIR] | --open PATH | --plain-load NAME |\n"
+          "       --via-dll DLL LIBS [--pip-dir DIR]\n");
       return 64;
     }
   }
@@ -184,8 +184,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   executorch_openvino::LoadedLibraryInfo info = library.info();
-  std::printf("loaded: %s\nsource: %s\nversion: %s\n", info.path.c_str(), info.source.c_str(),
-              info.version.c_str());
+  std::printf("loaded: %s\nsource: %s\nversion: %s\n", info.path.c_str(), info.source.c_str(), info.version.c_str());
   for (const std::string& other : info.not_used) std::printf("not used: %s\n", other.c_str());
   std::fflush(stdout);
   return run_model(library);
