@@ -4,13 +4,13 @@ Sessions (``nox -l`` lists them):
 
   build                 wheel against the pip openvino package   -> build/wheels/raw/
   repair                auditwheel repair of the built wheel      -> build/wheels/repaired/
-  tests-<openvino>      fresh venv: repaired wheel + torch + that openvino; pytest
+  tests(<openvino>)     fresh venv: repaired wheel + torch + that openvino; pytest
   demo                  the main job: build, repair, install, run MiniLM on OpenVINO
-  numerics-<openvino>   prints what OpenVINO computes differently from PyTorch (docs/user-guide/numerics.md)
-  conformance-<openvino> fresh venv as for tests; ExecuTorch's operator conformance suite
+  numerics(<openvino>)  prints what OpenVINO computes differently from PyTorch (docs/user-guide/numerics.md)
+  conformance(<openvino>) fresh venv as for tests; ExecuTorch's operator conformance suite
   install_tree          wheel built against an OpenVINO install tree; suite lowered in one
                         venv, the recorded programs run in another with only the tree
-  windows_loader-<openvino>  the delegate's Windows loader, cross-compiled with mingw-w64,
+  windows_loader(<openvino>) the delegate's Windows loader, cross-compiled with mingw-w64,
                         loads the win_amd64 openvino wheel's openvino_c.dll under wine
   windows_repair        delvewheel repair of a win_amd64 wheel built with mingw-w64
   fuzz                  libFuzzer (ASan + UBSan) on the processed-blob parser; `-- SECONDS`

@@ -90,7 +90,7 @@ def test_skipped_op_types_and_node_names_stay_on_executorch_kernels():
 def test_every_public_name_is_listed_and_exists():
     listed = [name for name in dir(exov) if not name.startswith("_")]
     for name in ("lower", "load_method", "OpenvinoPartitioner", "OpenVINOBackend", "delegation_summary",
-                 "DelegationSummary", "OpenvinoMethod"):
+                 "DelegationSummary", "OpenvinoMethod", "ConversionError"):
         assert name in listed
     assert not {"os", "sys", "annotations"} & set(listed)
     for name in listed:
@@ -148,6 +148,27 @@ def test_to_edge_then_to_backend_refuses_a_remainder_it_would_get_wrong():
     edge = to_edge(torch.export.export(module, inputs)).to_backend(exov.OpenvinoPartitioner())
     assert exov.delegation_summary(edge).delegated > 0
     assert_matches_eager(run(edge.to_executorch().buffer, inputs), eager(module, inputs))
+
+
+def test_a_partitioner_reused_after_a_failed_lowering_still_refuses_a_remainder(monkeypatch):
+    """A transform_for_pre_decomposition that failed part-way is not counted as one that ran: the same
+    partitioner given to to_edge(...).to_backend(...) afterwards must not leave the remainders to ExecuTorch's
+    kernel, which gives remainder(-7, 3) == -1 (eager 2)."""
+    from executorch.exir import to_edge, to_edge_transform_and_lower
+
+    x = torch.tensor([-7, 5, 1, -1], dtype=torch.int32)
+    module = Fn(lambda x: (x % 3, torch.remainder(x, -4)))
+    partitioner = exov.OpenvinoPartitioner()
+
+    def fail(program):
+        raise RuntimeError("a pass failed on purpose")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(partitioner, "ops_to_not_decompose", fail)
+        with pytest.raises(RuntimeError, match="on purpose"):
+            to_edge_transform_and_lower(torch.export.export(module, (x,)), partitioner=[partitioner])
+    with pytest.raises(ValueError, match="integer remainder that would run on ExecuTorch.s kernel"):
+        to_edge(torch.export.export(module, (x,))).to_backend(partitioner)
 
 
 def test_delegation_summary_counts_another_backends_operators_in_the_total():

@@ -184,6 +184,10 @@ def __getattr__(name):
         from .lowering.preprocess import ExecutorchOpenvinoBackend
 
         return ExecutorchOpenvinoBackend
+    if name == "ConversionError":  # raised by the preprocess when OpenVINO cannot convert a partition
+        from .lowering.conversion import ConversionError
+
+        return ConversionError
     if name in ("OpenVINOBackend", "BackendState", "BackendStateError"):
         from . import lifecycle
 
@@ -207,8 +211,8 @@ def __getattr__(name):
 
 
 _API_NAMES = ("lower", "load_method", "OpenvinoMethod", "delegation_summary", "DelegationSummary")
-_LAZY_NAMES = ("__version__", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "OpenVINOBackend", "BackendState",
-               "BackendStateError", "OpenVINOBackendConfig", *_API_NAMES)
+_LAZY_NAMES = ("__version__", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "ConversionError", "OpenVINOBackend",
+               "BackendState", "BackendStateError", "OpenVINOBackendConfig", *_API_NAMES)
 
 
 def __dir__() -> list:

@@ -76,11 +76,13 @@ class OpenVINOBackendConfig:
             elif not isinstance(cache, str):
                 raise TypeError(f"{_WHAT} 'model_cache_dir' is a {type(cache).__name__}; "
                                 "give a folder path as text, or None for no model cache")
-            if self.model_cache_dir == "":
+            folder = os.fspath(cache)
+            if folder == "":
                 raise ValueError(f"{_WHAT} 'model_cache_dir' is empty; give a folder, or None for no model cache")
-            object.__setattr__(self, "model_cache_dir", os.path.abspath(self.model_cache_dir))
-            if os.path.exists(self.model_cache_dir) and not os.path.isdir(self.model_cache_dir):
-                raise ValueError(f"{_WHAT} 'model_cache_dir' is {self.model_cache_dir!r}, a file; give a folder "
+            folder = os.path.abspath(folder)
+            object.__setattr__(self, "model_cache_dir", folder)
+            if os.path.exists(folder) and not os.path.isdir(folder):
+                raise ValueError(f"{_WHAT} 'model_cache_dir' is {folder!r}, a file; give a folder "
                                  "(it is created if missing), or None")
 
     def to_dict(self) -> dict:

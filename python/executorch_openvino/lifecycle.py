@@ -285,7 +285,7 @@ class OpenVINOBackend:
         """
         with self._lock:
             self._require("infer")
-            given = []
+            given: list = []
             flat = arrange_inputs(self._record["inputs"], args, kwargs, self._input_structure, originals=given)
             outputs = self._method.execute(flat)
             returned = self._record["program_outputs"]

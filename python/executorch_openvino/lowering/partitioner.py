@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 import torch
 from executorch.exir.backend.partitioner import DelegationSpec, Partitioner, PartitionResult
@@ -96,12 +97,14 @@ class OpenvinoPartitioner(Partitioner):
                                        integer_ranges=integer_ranges(exported_program),
                                        op_types_to_skip=self.op_types_to_skip, op_names_to_skip=self.op_names_to_skip)
 
-    def ops_to_not_decompose(self, exported_program):
+    def ops_to_not_decompose(self, exported_program: torch.export.ExportedProgram
+                             ) -> tuple[list, Callable[[torch.fx.Node], bool]]:
         """The operations OpenVINO runs better whole, kept so where this partitioner delegates them
         (:mod:`executorch_openvino.lowering.kept_operations`)."""
         return ops_to_not_decompose(self._support(exported_program), exported_program)
 
-    def transform_for_pre_decomposition(self, exported_program):
+    def transform_for_pre_decomposition(self, exported_program: torch.export.ExportedProgram
+                                        ) -> torch.export.ExportedProgram:
         """The passes this package runs on the ATen program, in place, before ExecuTorch's edge decomposition
         (``to_edge_transform_and_lower`` calls this; so ``exov.lower`` and ExecuTorch's own API give the same
         program): 0-d integer operands keep eager's result dtype, integer remainders are rewritten exactly
@@ -115,7 +118,7 @@ class OpenvinoPartitioner(Partitioner):
             self._remainders_rewritten += 1
         return program
 
-    def partition(self, exported_program) -> PartitionResult:
+    def partition(self, exported_program: torch.export.ExportedProgram) -> PartitionResult:
         support = self._support(exported_program)
         # One transform_for_pre_decomposition per method before its partition(): count, not a flag, so that
         # a partitioner reused by to_edge(...).to_backend(...) does not count an earlier lowering's.

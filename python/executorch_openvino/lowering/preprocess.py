@@ -20,7 +20,7 @@ class ExecutorchOpenvinoBackend(BackendDetails):
     """Preprocess: one partition -> processed blob (header + OpenVINO IR).
 
     Raises ``ValueError`` for bad compile specs (before conversion starts) and
-    ``executorch_openvino.lowering.conversion.ConversionError`` when OpenVINO cannot
+    ``executorch_openvino.ConversionError`` when OpenVINO cannot
     convert the partition.
     """
 
