@@ -55,6 +55,8 @@ SPECS = [CompileSpec("device", b"CPU")]
 @pytest.mark.parametrize("args, keywords, error, message", [
     ((SPECS, "bf16"), {}, TypeError, r"next argument is op_types_to_skip.*CompileSpec\('inference_precision', b'bf16'\)"),
     ((SPECS,), {"numerics": "fast"}, TypeError, "got compile specs and numerics"),
+    ((SPECS,), {"inference_precision": "f32"}, TypeError, r"second argument or inference_precision=\): give a precision"),
+    (("CPU", "f32", None, {"fast"}), {}, TypeError, r"numerics is a set: it is a str \('exact' or 'fast'\)"),
     ((SPECS, "aten.relu.default"), {}, TypeError, r"give a set: \{'aten.relu.default'\}"),
     (("CPU", {"aten.relu.default"}), {}, TypeError, "inference_precision is a set.*op_types_to_skip=..."),
     ((), {"compile_specs": SPECS, "inference_precision": "bf16", "device": "GPU"}, TypeError,

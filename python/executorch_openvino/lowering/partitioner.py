@@ -53,8 +53,9 @@ class OpenvinoPartitioner(Partitioner):
                        f"give a precision as CompileSpec('inference_precision', {inference_precision.encode()!r}) "
                        "in the list")
                 raise TypeError(f"after a list of compile specs the next argument is op_types_to_skip, a set of "
-                                f"operator names, as in executorch's own OpenvinoPartitioner; got the str "
-                                f"{inference_precision!r}: {fix}")
+                                f"operator names, as in executorch's own OpenvinoPartitioner, and options go in the "
+                                f"list; got the str {inference_precision!r} (as the second argument or "
+                                f"inference_precision=): {fix}")
             op_types_to_skip = _given_once("op_types_to_skip", op_types_to_skip,
                                            None if inference_precision == "" else inference_precision)
             op_names_to_skip = _given_once("op_names_to_skip", op_names_to_skip, compile_specs)
@@ -63,12 +64,12 @@ class OpenvinoPartitioner(Partitioner):
             raise TypeError(f"OpenvinoPartitioner's first argument is a {type(device).__name__}: give a device "
                             "name (str, e.g. 'CPU') or a list of executorch CompileSpec objects")
         else:
-            for name, value in (("inference_precision", inference_precision), ("numerics", numerics),
-                                ("performance_hint", performance_hint)):
+            for name, value, examples in (("inference_precision", inference_precision, "'f32', 'bf16' or ''"),
+                                          ("numerics", numerics, "'exact' or 'fast'"),
+                                          ("performance_hint", performance_hint, "'LATENCY', 'THROUGHPUT' or ''")):
                 if not isinstance(value, str):
-                    raise TypeError(f"{name} is a {type(value).__name__}: it is a str (e.g. 'f32', 'exact', "
-                                    f"'LATENCY'); skip sets go by keyword, op_types_to_skip=..., or after a list "
-                                    f"of compile specs")
+                    raise TypeError(f"{name} is a {type(value).__name__}: it is a str ({examples}); skip sets go by "
+                                    f"keyword, op_types_to_skip=..., or after a list of compile specs")
         if compile_spec is not None:
             compile_specs = _given_once("compile specs", compile_specs, list(compile_spec))
         self.op_types_to_skip = _names("op_types_to_skip", op_types_to_skip)
