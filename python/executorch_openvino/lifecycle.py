@@ -51,6 +51,17 @@ _load_lock = threading.Lock()
 
 
 class BackendState(enum.Enum):
+    """Where an :class:`OpenVINOBackend` is (``backend.state``), and so what it allows:
+
+    - ``INIT``: made, not built; allows ``build``.
+    - ``ACTIVE``: built or activated, its program loaded; ``infer``, ``deactivate``, ``deploy``, ``to_dict``.
+    - ``INACTIVE``: its program unloaded (memory given back); ``activate``, ``deploy``, ``to_dict``.
+    - ``CHECKPOINT_LOADED``: made by ``from_dict``, not loaded yet; ``activate``, ``deploy``, ``to_dict``.
+    - ``DEPLOYED``: loaded for a device by ``deploy``; ``infer``, ``to_dict``.
+
+    Any other action raises :class:`BackendStateError` naming the allowed ones.
+    """
+
     INIT = "INIT"
     ACTIVE = "ACTIVE"
     INACTIVE = "INACTIVE"
