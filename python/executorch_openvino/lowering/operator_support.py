@@ -39,6 +39,7 @@ import functools
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
+from ..input_spec import finite_bound
 from .integer_ranges import FLOAT32_EXACT, within
 from .kept_operations import kept_names
 from .ops import CASTS, DIM_ORDER_OPS, TORCH_TO_OPENVINO, is_bare_copy, op_name, tensors_of
@@ -115,11 +116,9 @@ def _gather_data_too_large(name: str, node: torch.fx.Node) -> bool:
     count = source.element_size()
     for size in source.shape:
         if not isinstance(size, int):
-            upper = size.node.shape_env.bound_sympy(size.node.expr).upper
-            try:
-                size = int(upper)
-            except (TypeError, ValueError, AttributeError):
-                return True  # no bound (torch's int_oo claims is_finite): it may be larger than the limit
+            size = finite_bound(size.node.shape_env.bound_sympy(size.node.expr).upper)
+            if size is None:
+                return True  # no upper bound: it may be larger than the limit
         count *= size
     return count >= GATHER_DATA_LIMIT
 

@@ -19,6 +19,7 @@ import torch
 from ..ops import op_name
 
 _REMAINDERS = {torch.ops.aten.remainder.Scalar, torch.ops.aten.remainder.Tensor}
+_REMAINDER_NAMES = frozenset(str(op) for op in _REMAINDERS)  # edge-dialect nodes match by name
 
 
 def _is_integer_tensor(value) -> bool:
@@ -101,8 +102,7 @@ def refuse_remainders_left_for_executorch(program: torch.export.ExportedProgram,
         if not isinstance(module, torch.fx.GraphModule):
             continue
         for node in module.graph.nodes:
-            if (node.op != "call_function"
-                    or op_name(node.target) not in ("aten.remainder.Scalar", "aten.remainder.Tensor")
+            if (node.op != "call_function" or op_name(node.target) not in _REMAINDER_NAMES
                     or not _is_integer_tensor(node.meta.get("val"))):
                 continue
             if module is program.graph_module and delegated(node):
