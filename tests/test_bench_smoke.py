@@ -63,6 +63,29 @@ def test_bench_writes_every_figure_for_the_tiny_model(tmp_path):
     assert (out / "latency.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_bench_runs_the_int8_and_bf16_engines(tmp_path):
+    if importlib.util.find_spec("nncf") is None or importlib.util.find_spec("matplotlib") is None:
+        if require_all():
+            pytest.fail("nncf and matplotlib are needed for the benchmark's INT8 rows and chart")
+        pytest.skip("nncf or matplotlib is not installed")
+    out = tmp_path / "bench"
+    low_precision = ["delegate_int8", "openvino_int8_same_ir", "openvino_int8", "xnnpack_int8", "delegate_bf16"]
+    proc = subprocess.run([sys.executable, str(BENCH), "--out", str(out), "--cases", "mlp", "--engines", *low_precision,
+                           "--seconds", "0.2", "--rounds", "2", "--no-loading"],
+                          capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    engines = json.loads((out / "results.json").read_text())["models"]["mlp"]["engines"]
+    assert set(engines) == set(low_precision)
+    bf16 = re.fullmatch(r"this delegate, bf16 hint \(compiled: (bf16|f32)\)", engines["delegate_bf16"]["engine"])
+    assert bf16, engines["delegate_bf16"]
+    for key, e in engines.items():
+        assert "error" not in e and e["calls"] >= 3, (key, e)
+        if key == "delegate_bf16" and bf16.group(1) == "f32":  # no bfloat16 units: float32 was computed
+            assert e["max_abs_vs_eager"] <= 1e-5, e
+        else:  # off from float32 eager by the reduced precision's error only (outputs of about 0.3)
+            assert 1e-5 < e["max_abs_vs_eager"] < 0.05, (key, e)
+
+
 def test_the_concurrency_benchmark_reports_every_setting(tmp_path):
     # tests/benchmarks/concurrency.py on the MLP, a moment per setting: the figures are there and the table has them.
     sys.path.insert(0, str(BENCH.parent))

@@ -196,6 +196,14 @@ def __getattr__(name):
         from .backend_config import OpenVINOBackendConfig
 
         return OpenVINOBackendConfig
+    if name == "quantize":  # quantization.py imports nncf only when called
+        from .quantization import quantize
+
+        return quantize
+    if name == "runtime_precisions":
+        from .compiled_layers import runtime_precisions
+
+        return runtime_precisions
     if name in _API_NAMES:
         from . import api
 
@@ -212,7 +220,8 @@ def __getattr__(name):
 
 _API_NAMES = ("lower", "load_method", "OpenvinoMethod", "delegation_summary", "DelegationSummary")
 _LAZY_NAMES = ("__version__", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "ConversionError", "OpenVINOBackend",
-               "BackendState", "BackendStateError", "OpenVINOBackendConfig", *_API_NAMES)
+               "BackendState", "BackendStateError", "OpenVINOBackendConfig", "quantize", "runtime_precisions",
+               *_API_NAMES)
 
 
 def __dir__() -> list:
@@ -224,4 +233,5 @@ def __dir__() -> list:
 __all__ = ["BACKEND_ID", "build_info", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "is_registered",
            "set_library_path", "load_openvino", "library_info", "last_error", "last_compile_report", "lower",
            "load_method", "OpenvinoMethod", "delegation_summary", "DelegationSummary", "OpenVINOBackend",
-           "OpenVINOBackendConfig", "BackendState", "BackendStateError", "set_cache_dir", "cache_dir"]
+           "OpenVINOBackendConfig", "BackendState", "BackendStateError", "set_cache_dir", "cache_dir", "quantize",
+           "runtime_precisions"]

@@ -31,10 +31,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "native"))
 import concurrency  # noqa: E402
 import torch  # noqa: E402
 from engines import LOCAL_ENGINES, SLOW_CALL_S, BundledOpenvino, environment_for, openvino_model  # noqa: E402
+from low_precision_engines import LOW_PRECISION_ENGINES  # noqa: E402
 from models import CASE_NAMES, make_case  # noqa: E402
 from compile_harness import build_harness, compiler, write_first_blob  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+ENGINES = LOCAL_ENGINES + LOW_PRECISION_ENGINES  # every engine of this environment, in the tables' order
 PROBE_CASE = "minilm_b1"
 MIN_CALLS = 3
 MAX_CALLS = 20_000
@@ -236,8 +238,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="folder for results.json/.md and latency.png")
     parser.add_argument("--cases", nargs="+", default=CASE_NAMES, choices=CASE_NAMES)
-    parser.add_argument("--engines", nargs="+", default=[cls.key for cls in LOCAL_ENGINES],
-                        choices=[cls.key for cls in LOCAL_ENGINES], help="the engines in this environment")
+    parser.add_argument("--engines", nargs="+", default=[cls.key for cls in ENGINES],
+                        choices=[cls.key for cls in ENGINES], help="the engines in this environment")
     parser.add_argument("--bundled-python", help="python of the environment with executorch's OpenvinoBackend")
     parser.add_argument("--seconds", type=float, default=4.0, help="timed seconds per engine and model")
     parser.add_argument("--rounds", type=int, default=6, choices=range(1, 1001), metavar="1..1000",
@@ -255,7 +257,7 @@ def main(argv=None) -> int:
         workdir = Path(tmp)
         try:
             for name in args.cases:
-                engines = [cls() for cls in LOCAL_ENGINES if cls.key in args.engines] + ([bundled] if bundled else [])
+                engines = [cls() for cls in ENGINES if cls.key in args.engines] + ([bundled] if bundled else [])
                 results["models"][name] = measure_case(name, engines, workdir, args.seconds, args.rounds)
         finally:
             if bundled:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 SLOW_CALL_S = 2.0  # engines.SLOW_CALL_S (not imported: this module needs no torch)
 ENGINE_ORDER = ["openvino", "openvino_same_ir", "delegate", "delegate_fast", "delegate_decomposed", "xnnpack", "portable",
-                "eager", "bundled"]
+                "eager", "bundled", "openvino_int8", "openvino_int8_same_ir", "delegate_int8", "xnnpack_int8",
+                "delegate_bf16"]
 
 # The goals of issues 6 and 19, checked here and reported (never asserted in tests).
 OPENVINO_PERCENT_GOAL = 5.0  # the delegate's default mode over OpenVINO's own conversion
@@ -18,6 +19,9 @@ CACHE_SPEEDUP_GOAL = 5.0
 WHEEL_MB_GOAL = 1.0
 COLD_BUILD_S_GOAL = 60.0
 CONCURRENCY_SPEEDUP_GOAL = 1.5  # issue 19: THROUGHPUT with 2 threads over LATENCY (1 thread), calls/s
+# Issue 22, on CPUs with VNNI: INT8 MiniLM over float32, and over raw OpenVINO INT8 (NNCF on its own conversion).
+INT8_SPEEDUP_GOAL = 2.0
+INT8_PERCENT_GOAL = 5.0
 
 
 def _engines(results: dict) -> list[str]:
@@ -80,6 +84,20 @@ def goals(results: dict) -> list[tuple[str, str, bool | None]]:
         if timed(ours) and timed(xnn):
             out.append((f"{model}: faster than XNNPACK (float32)",
                         f"{ours['median_ms']:.3f} vs {xnn['median_ms']:.3f} ms", ours["median_ms"] < xnn["median_ms"]))
+    for model in ("minilm_b1", "minilm_b8"):
+        int8, float32 = engine(model, "delegate_int8"), engine(model, "delegate")
+        raw, xnn = engine(model, "openvino_int8"), engine(model, "xnnpack_int8")
+        if timed(int8) and timed(float32):
+            speedup = float32["median_ms"] / int8["median_ms"]
+            out.append((f"{model}: INT8 >= {INT8_SPEEDUP_GOAL:g}x faster than float32 (this delegate)",
+                        f"{speedup:.2f}x", speedup >= INT8_SPEEDUP_GOAL))
+        if timed(int8) and timed(raw):
+            pct = percent(int8, raw)
+            out.append((f"{model}: INT8 over OpenVINO's own INT8 (NNCF on convert_model) <= {INT8_PERCENT_GOAL:g}%",
+                        f"{pct:+.1f}%", pct <= INT8_PERCENT_GOAL))
+        if timed(int8) and timed(xnn):
+            out.append((f"{model}: INT8 faster than XNNPACK's INT8",
+                        f"{int8['median_ms']:.3f} vs {xnn['median_ms']:.3f} ms", int8["median_ms"] < xnn["median_ms"]))
     loading = results.get("loading")
     if loading and "error" not in loading["delegate_no_cache"] and "error" not in loading["delegate_cache_warm"]:
         speedup = loading["delegate_no_cache"]["load_s"] / loading["delegate_cache_warm"]["load_s"]

@@ -61,6 +61,13 @@ _CAST = "aten._to_copy.default"
 _OTHERS = {"aten.erf.default", "aten.exp.default", "aten.sign.default", "aten.elu.default", "aten.logical_not.default",
            "aten.log1p.default", "aten.div.Tensor", "aten.sort.default", "aten.sqrt.default", _CAST}
 TARGETS = _CLAMPS | _BINARY | _REDUCTIONS | _POOLS | _SOFTMAXES | set(_GREATER) | _OTHERS
+# The rewrites that only restore NaN, infinities and -0.0: not needed where every float the op reads
+# is a dequantized value (an integer times a positive finite scale: finite, and never -0.0). In a
+# quantized program this keeps the dequantize, pool, quantize chain that OpenVINO runs in 8 bits.
+_SPECIAL_VALUES_ONLY = (_CLAMPS | _BINARY | _REDUCTIONS | _POOLS | _SOFTMAXES | set(_GREATER)
+                        | {"aten.exp.default", "aten.sign.default", "aten.elu.default", "aten.logical_not.default",
+                           "aten.sort.default", _CAST})
+_DEQUANTIZE = "quantized_decomposed.dequantize_per_tensor.default"
 
 # |b| below this is subnormal in float32 and bfloat16; 2**64 makes it normal without overflow.
 _WIDE_FLOATS = (torch.float32, torch.bfloat16)
@@ -347,8 +354,26 @@ def _getitems(node):
     return found.get(0), found.get(1)
 
 
+def _dequantized(x) -> bool:
+    """`x` is a per-tensor dequantize's result with a positive finite scale (its second argument)."""
+    if not (isinstance(x, torch.fx.Node) and x.op == "call_function" and op_name(x.target) == _DEQUANTIZE):
+        return False
+    scale = x.args[1] if len(x.args) > 1 else x.kwargs.get("scale")
+    return isinstance(scale, (int, float)) and 0 < scale < math.inf
+
+
+def _reads_only_dequantized(node: torch.fx.Node) -> bool:
+    """Every float tensor `node` reads is dequantized, and every number argument is finite (x > nan)."""
+    floats = [a for a in node.all_input_nodes if _floating(a)]
+    numbers = [a for a in [*node.args, *node.kwargs.values()] if isinstance(a, float)]
+    return bool(floats) and all(_dequantized(a) for a in floats) and all(math.isfinite(a) for a in numbers)
+
+
 def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node, name: str, constants: frozenset) -> bool:  # noqa: C901
     """Rewrites one node; True when it did."""
+
+    if name in _SPECIAL_VALUES_ONLY and _reads_only_dequantized(node):
+        return False
 
     x = node.args[0]
     users = list(node.users)

