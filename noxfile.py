@@ -658,7 +658,11 @@ def bench(session: nox.Session) -> None:
             return
         session.run("python", str(ROOT / "tests" / "benchmarks" / "kept_ops.py"), "--json",
                     str(BENCH_DIR / "kept_ops.json"), "--markdown", str(BENCH_DIR / "kept_ops.md"), env=offline)
-    bench_steps.publish(ROOT / "docs" / "benchmarks.md", BENCH_DIR / "results.md", BENCH_DIR / "kept_ops.md", commit)
+        session.run("python", str(ROOT / "tests" / "benchmarks" / "int8_accuracy.py"), "--json",
+                    str(BENCH_DIR / "int8_accuracy.json"), "--markdown", str(BENCH_DIR / "int8_accuracy.md"),
+                    env=offline)
+    bench_steps.publish(ROOT / "docs" / "benchmarks.md", BENCH_DIR / "results.md", BENCH_DIR / "kept_ops.md",
+                        BENCH_DIR / "int8_accuracy.md", commit)
     session.log(f"wrote {ROOT / 'docs' / 'benchmarks.md'}")
 
 

@@ -53,12 +53,13 @@ def packaging_figures(session: nox.Session, wheel: Path, build: Callable[[Path, 
             "cold_build_s": cold, "warm_build_s": warm, "warm_build_touched": touch.name}
 
 
-def publish(out: Path, results: Path, kept_ops: Path, commit: str) -> None:
+def publish(out: Path, results: Path, kept_ops: Path, int8_accuracy: Path, commit: str) -> None:
     """Writes `out` (docs/benchmarks.md) from the session's own tables, so that no figure is typed by hand:
-    bench.py's results.md and kept_ops.py's table."""
+    bench.py's results.md, kept_ops.py's and int8_accuracy.py's tables."""
     parts = [f"# Benchmarks\n\nWritten by `nox -s bench` at commit {commit}; every figure below is that "
-             "run's output (`build/bench/results.md`, `kept_ops.md`). docs/development.md, \"Benchmarks\", "
-             "says what the engines and models are.\n", "## Latency, load time, memory, packaging\n",
+             "run's output (`build/bench/results.md`, `kept_ops.md`, `int8_accuracy.md`). docs/development.md, "
+             "\"Benchmarks\", says what the engines and models are.\n", "## Latency, load time, memory, packaging\n",
              results.read_text(),
-             "## Operations kept whole (`tests/benchmarks/kept_ops.py`)\n", kept_ops.read_text()]
+             "## Operations kept whole (`tests/benchmarks/kept_ops.py`)\n", kept_ops.read_text(),
+             "## INT8 accuracy (`tests/benchmarks/int8_accuracy.py`)\n", int8_accuracy.read_text()]
     out.write_text("\n".join(p.rstrip() + "\n" for p in parts))

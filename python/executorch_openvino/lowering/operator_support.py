@@ -113,6 +113,22 @@ QUANTIZATION = frozenset({
 # exact in float16, bfloat16 and float32 alike (int16 is not in the first two).
 FLOAT_RESULT_ARITHMETIC = frozenset({"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor"})
 _SMALL_INTEGERS = (torch.int8, torch.uint8)
+
+
+def _quantization_pattern(node: torch.fx.Node, name: str, constant_names: frozenset) -> bool:
+    """A quantize read only by dequantizes, or a dequantize of a quantize or of a constant (a weight).
+
+    OpenVINO's PyTorch frontend converts the pair, not a quantized tensor on its own: a partition
+    returning a quantize's int8 result failed to convert ("Tensor name is not a number", 2026.4.1).
+    """
+    if name.startswith("quantized_decomposed.quantize_"):
+        return bool(node.users) and all(
+            user.op == "call_function" and op_name(user.target).startswith("quantized_decomposed.dequantize_")
+            for user in node.users)
+    source = node.args[0] if node.args else None
+    return isinstance(source, torch.fx.Node) and (
+        source.name in constant_names
+        or (source.op == "call_function" and op_name(source.target).startswith("quantized_decomposed.quantize_")))
 # Ops OpenVINO's converter turns into a Gather. With static shapes, the CPU
 # plugin's Gather crashes the process (SIGSEGV) once a row it reads starts
 # 2**31 bytes or more into its data, whatever the index type (measured,
@@ -188,6 +204,24 @@ _EXPANDS = frozenset({"aten.expand_copy.default", "aten.expand.default"})
 # Integer dtypes ordered by range, for casts that widen.
 _INTEGER_RANK = {torch.bool: 0, torch.uint8: 1, torch.int8: 1, torch.int16: 2, torch.int32: 3, torch.int64: 4}
 _INT32 = (-(2**31), 2**31 - 1)
+
+
+def refuse_quantization_left_for_executorch(program, supported) -> None:
+    """Raises ``ValueError`` for a quantize or dequantize that `supported` (the node check) leaves out: ExecuTorch
+    1.5.1's runtime has no kernels for them, and to_executorch would fail with "Missing out variants"."""
+    for node in program.graph.nodes:
+        if node.op != "call_function" or op_name(node.target) not in QUANTIZATION or supported(node):
+            continue
+        if op_name(node.target).startswith("quantized_decomposed.quantize_"):
+            why = ("its quantized result is returned or read by something other than a dequantize, and OpenVINO "
+                   "converts a quantize only together with the dequantize that reads it: return the dequantized "
+                   "float value")
+        else:
+            why = ("it reads a program input or a computed integer tensor, where OpenVINO takes dequantizes of "
+                   "quantizes and of constant weights only: pass the float input and quantize it in the program")
+        raise ValueError(f"'{node.name}' ({op_name(node.target)}) cannot be delegated and ExecuTorch's runtime has "
+                         f"no kernel for it: {why} (or it was named in op_types_to_skip/op_names_to_skip, which "
+                         "cannot hold quantization ops)")
 
 
 @functools.lru_cache(maxsize=1)
@@ -345,7 +379,9 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
                    if before_decomposition else tensors)
         if any(not t.is_contiguous() for t in tensors_of(layouts)):
             return False
-        if not self.exact or name in QUANTIZATION:
+        if name in QUANTIZATION:
+            return _quantization_pattern(node, name, self.constant_names)
+        if not self.exact:
             return True  # numerics="fast": OpenVINO's arithmetic accepted
         if any(t.dtype == torch.float64 for t in tensors):
             return False

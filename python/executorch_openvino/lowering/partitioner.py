@@ -13,7 +13,8 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from ..compile_specs import make_compile_specs, program_state_spec, resolve_options
 from .integer_ranges import integer_ranges
 from .kept_operations import ops_to_not_decompose
-from .operator_support import OpenvinoOperatorSupport, flushed_constant_names
+from .operator_support import (OpenvinoOperatorSupport, flushed_constant_names,
+                               refuse_quantization_left_for_executorch)
 from .passes import run_before_decomposition
 from .passes.integer_remainders import refuse_remainders_left_for_executorch
 from .preprocess import BACKEND_ID
@@ -127,6 +128,7 @@ class OpenvinoPartitioner(Partitioner):
         self._remainders_rewritten = max(0, self._remainders_rewritten - 1)
         refuse_remainders_left_for_executorch(exported_program, lambda node: support.is_node_supported(None, node),
                                               rewritten)
+        refuse_quantization_left_for_executorch(exported_program, lambda node: support.is_node_supported(None, node))
         _warn_about_unknown_node_names(exported_program, self.op_names_to_skip)
         proposer = CapabilityBasedPartitioner(exported_program.graph_module, support, allows_single_node_partition=True)
         # Last, so it wins over a program_state given in compile_specs.
