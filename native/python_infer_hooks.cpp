@@ -109,18 +109,43 @@ void install_python_infer_hooks() {
   set_infer_hooks(hooks);
 }
 
+// The buffers std::cout and std::cerr hold while no opted-in call runs, taken
+// when the first of overlapping calls begins. A redirect that starts while
+// another call's buffer is in the streams (when the interpreter changed
+// threads inside a call other than through these hooks) saves that buffer and
+// puts it back when it ends, after the other call's stack is gone: seen as a
+// crash at process exit, in std::ios_base::Init's flush of std::cout (a core
+// dump of tests/test_concurrency.py under pytest). So when the last overlapping call
+// ends, the streams get these buffers back, whatever the redirects left.
+// Both counters and buffers change only with the interpreter held.
+int calls_in_progress = 0;
+std::streambuf* quiet_out = nullptr;
+std::streambuf* quiet_err = nullptr;
+
 bool begin_python_call() {
   CallState& state = call_state;
-  state.opted_in = false;
+  if (state.opted_in) end_python_call();  // an earlier call of this thread that never ended
   const SharedStreams* s = shared_streams();
   if (s == nullptr) return false;
+  if (calls_in_progress++ == 0) {
+    quiet_out = s->out->rdbuf();
+    quiet_err = s->err->rdbuf();
+  }
   state.streams = s;
-  state.outside_out = s->out->rdbuf();
-  state.outside_err = s->err->rdbuf();
+  state.outside_out = quiet_out;
+  state.outside_err = quiet_err;
   state.opted_in = true;
   return true;
 }
 
-void end_python_call() { call_state.opted_in = false; }
+void end_python_call() {
+  CallState& state = call_state;
+  if (!state.opted_in) return;
+  state.opted_in = false;
+  if (--calls_in_progress == 0) {
+    state.streams->set(state.streams->out, quiet_out);
+    state.streams->set(state.streams->err, quiet_err);
+  }
+}
 
 }  // namespace executorch_openvino
