@@ -238,3 +238,9 @@ def test_runtime_precisions_refuses_a_program_without_partitions():
     program = to_edge(torch.export.export(Mlp(16).eval(), (torch.randn(2, 16),)))
     with pytest.raises(ValueError, match="no partition of the OpenVINO delegate"):
         exov.runtime_precisions(program)
+
+
+def test_nncfs_experimental_backend_notice_is_not_printed(caplog):
+    with caplog.at_level("WARNING"):
+        exov.quantize(Mlp(16).eval(), (torch.randn(2, 16),), [torch.randn(2, 16)])
+    assert not [r for r in caplog.records if "Experimental Torch FX" in r.getMessage()]
