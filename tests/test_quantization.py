@@ -213,6 +213,33 @@ def test_quantize_refuses_what_it_cannot_use():
         exov.quantize(model, (x,), [x], ignored_scope="linear")
     with pytest.raises(TypeError, match="example_inputs is a Tensor"):
         exov.quantize(model, x, [x])
+    with pytest.raises(ValueError, match=r"item 0, input 0 is a torch.float32 tensor of shape \(1, 2, 16\)"):
+        exov.quantize(model, (x,), [x[None]])
+    with pytest.raises(ValueError, match=r"item 1, input 0 is a torch.float64 tensor"):
+        exov.quantize(model, (x,), [x, x.double()])
+    with pytest.raises(ValueError, match="item 0, input 0 holds NaN or infinity"):
+        exov.quantize(model, (x,), [torch.full_like(x, float("nan"))])
+
+
+class SharedLayer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 16)
+
+    def forward(self, x):
+        return self.linear(x) + self.linear(x * 2)
+
+
+def test_a_module_nncf_quantized_wrongly_is_refused_with_the_likely_cause():
+    x = torch.randn(2, 8)
+    try:
+        quantized = exov.quantize(SharedLayer().eval(), (x,), [torch.randn(2, 8) for _ in range(8)])
+    except RuntimeError as error:  # nncf 3.4.0: only the first call's weight is dequantized
+        assert "layer called more than once" in str(error) and "ignored_scope" in str(error)
+    else:  # an NNCF that quantizes shared layers: then the result must be right
+        program = exov.lower(quantized, (x,))
+        torch.testing.assert_close(exov.load_method(program.buffer).execute([x])[0], quantized(x),
+                                   **FAKE_QUANT_TOLERANCE)
 
 
 def test_an_nncf_failure_names_the_release_that_works(monkeypatch):

@@ -76,16 +76,40 @@ def _nncf_notices_filtered():
         logger.removeFilter(notice)
 
 
-def _as_inputs(item, count: int, index: int) -> tuple:
-    """One calibration item as the module's positional inputs: a tensor, or a tuple/list of them."""
+def _as_inputs(item, examples: tuple, index: int) -> tuple:
+    """One calibration item as the module's positional inputs: a tensor, or a tuple/list of them, each with
+    the dtype and rank of its example (sizes may differ: a batch of another size calibrates as well)."""
     inputs = (item,) if isinstance(item, torch.Tensor) else item
     if not isinstance(inputs, (tuple, list)):
         raise TypeError(f"calibration item {index} is a {type(item).__name__}: give a tensor, or a tuple of the "
                         "module's positional inputs as in example_inputs")
-    if len(inputs) != count:
-        raise ValueError(f"calibration item {index} holds {len(inputs)} inputs, example_inputs {count}: each item "
-                         "must give every positional input of the module")
+    if len(inputs) != len(examples):
+        raise ValueError(f"calibration item {index} holds {len(inputs)} inputs, example_inputs {len(examples)}: "
+                         "each item must give every positional input of the module")
+    for position, (value, example) in enumerate(zip(inputs, examples)):
+        if not isinstance(example, torch.Tensor):
+            continue
+        if not isinstance(value, torch.Tensor) or value.dtype != example.dtype or value.dim() != example.dim():
+            got = (f"a {value.dtype} tensor of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor)
+                   else f"a {type(value).__name__}")
+            raise ValueError(f"calibration item {index}, input {position} is {got}; example_inputs has a "
+                             f"{example.dtype} tensor of shape {tuple(example.shape)}: give the same dtype and rank")
+        if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+            raise ValueError(f"calibration item {index}, input {position} holds NaN or infinity: the ranges NNCF "
+                             "takes from it would make every quantization scale NaN")
     return tuple(inputs)
+
+
+def _check_quantized(quantized: torch.nn.Module, example_inputs: tuple) -> None:
+    """Runs the quantized module once on the examples: NNCF 3.4.0 returned modules that fail there (a layer
+    called twice: only its first call's weight was dequantized, "self and mat2 must have the same dtype")."""
+    try:
+        with torch.no_grad():
+            quantized(*example_inputs)
+    except Exception as exc:
+        raise RuntimeError(f"the module NNCF {_nncf().__version__} quantized fails on example_inputs ({exc}). A "
+                           "layer called more than once (a shared weight) does this: name its nodes in "
+                           "ignored_scope, or give each call its own layer") from exc
 
 
 def _ignored_scope(nncf, ignored_scope):
@@ -115,9 +139,10 @@ def quantize(module: torch.nn.Module, example_inputs: tuple, calibration: Iterab
     Returns a ``torch.fx.GraphModule`` that computes the quantized model in PyTorch (fake-quantized: the
     reference for the delegate's INT8 results) and that :func:`lower` and :func:`export` take like any
     module. Raises ``ImportError`` with the pip command when NNCF is missing, ``ValueError`` for an
-    unknown preset or model type, an empty calibration or a calibration item with another number of
-    inputs than ``example_inputs``, and ``TypeError`` for a calibration item or ``ignored_scope`` of
-    another kind.
+    unknown preset or model type, an empty calibration, or a calibration item with another number of
+    inputs than ``example_inputs``, another dtype or rank, or NaN/infinity, ``TypeError`` for a
+    calibration item or ``ignored_scope`` of another kind, and ``RuntimeError`` when NNCF fails or its
+    module fails on ``example_inputs`` (a layer called twice).
     """
     from .api import export
 
@@ -129,8 +154,8 @@ def quantize(module: torch.nn.Module, example_inputs: tuple, calibration: Iterab
         raise ValueError(f"subset_size={subset_size!r}: give a positive number of calibration items")
     nncf = _nncf()
     exported = export(module, example_inputs, dynamic_shapes=dynamic_shapes)
-    count = len(example_inputs)
-    items = [_as_inputs(item, count, i) for i, item in enumerate(itertools.islice(iter(calibration), subset_size))]
+    examples = tuple(example_inputs)
+    items = [_as_inputs(item, examples, i) for i, item in enumerate(itertools.islice(iter(calibration), subset_size))]
     if not items:
         raise ValueError("calibration is empty: give at least one input (hundreds for stable ranges; NNCF reads "
                          f"up to subset_size={subset_size})")
@@ -143,7 +168,7 @@ def quantize(module: torch.nn.Module, example_inputs: tuple, calibration: Iterab
     scope = _ignored_scope(nncf, ignored_scope)
     try:
         with _nncf_notices_filtered():
-            return nncf.quantize(
+            quantized = nncf.quantize(
                 graph_module, nncf.Dataset(items), subset_size=len(items), preset=nncf.QuantizationPreset(preset),
                 model_type=None if model_type is None else nncf.ModelType(model_type), ignored_scope=scope,
                 fast_bias_correction=fast_bias_correction)
@@ -153,3 +178,5 @@ def quantize(module: torch.nn.Module, example_inputs: tuple, calibration: Iterab
         raise RuntimeError(f"NNCF {nncf.__version__} failed to quantize this module: {exc}. NNCF 3.4.0 "
                            "(with OpenVINO 2026.4) quantizes the models tested here (MLP, CNN, MiniLM as a "
                            "transformer); nncf.IgnoredScope can leave the failing operation in float") from exc
+    _check_quantized(quantized, examples)
+    return quantized
