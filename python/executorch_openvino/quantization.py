@@ -100,14 +100,14 @@ def _as_inputs(item, examples: tuple, index: int) -> tuple:
     return tuple(inputs)
 
 
-def _check_quantized(quantized: torch.nn.Module, example_inputs: tuple) -> None:
+def _check_quantized(quantized: torch.nn.Module, example_inputs: tuple, nncf_version: str) -> None:
     """Runs the quantized module once on the examples: NNCF 3.4.0 returned modules that fail there (a layer
     called twice: only its first call's weight was dequantized, "self and mat2 must have the same dtype")."""
     try:
         with torch.no_grad():
             quantized(*example_inputs)
     except Exception as exc:
-        raise RuntimeError(f"the module NNCF {_nncf().__version__} quantized fails on example_inputs ({exc}). A "
+        raise RuntimeError(f"the module NNCF {nncf_version} quantized fails on example_inputs ({exc}). A "
                            "layer called more than once (a shared weight) does this: name its nodes in "
                            "ignored_scope, or give each call its own layer") from exc
 
@@ -178,5 +178,5 @@ def quantize(module: torch.nn.Module, example_inputs: tuple, calibration: Iterab
         raise RuntimeError(f"NNCF {nncf.__version__} failed to quantize this module: {exc}. NNCF 3.4.0 "
                            "(with OpenVINO 2026.4) quantizes the models tested here (MLP, CNN, MiniLM as a "
                            "transformer); nncf.IgnoredScope can leave the failing operation in float") from exc
-    _check_quantized(quantized, examples)
+    _check_quantized(quantized, examples, nncf.__version__)
     return quantized
