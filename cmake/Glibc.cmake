@@ -28,10 +28,10 @@ function(exov_target_glibc_2_28 target)
   endif()
 endfunction()
 
-# What an executable adds on x86_64: this glibc's startup object with its
+# What an executable adds on x86_64 and aarch64: this glibc's startup object with its
 # __libc_start_main call renamed (see native/glibc_2_28_executable.cpp).
 function(exov_executable_glibc_2_28 target)
-  if(EXOV_GLIBC_2_28 AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+  if(EXOV_GLIBC_2_28 AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|aarch64")
     execute_process(COMMAND "${CMAKE_CXX_COMPILER}" -print-file-name=Scrt1.o
                     OUTPUT_VARIABLE scrt1 OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
     set(startfiles "${CMAKE_CURRENT_BINARY_DIR}/startfiles")

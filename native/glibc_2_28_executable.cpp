@@ -5,7 +5,8 @@
 // executable linked here would not start on glibc 2.28 to 2.33. The runner is
 // therefore linked with a copy of Scrt1.o whose call is renamed (objcopy
 // --redefine-sym, CMakeLists.txt) to exov_libc_start_main below, which calls
-// the original GLIBC_2.2.5 version that every glibc still exports.
+// the original version (GLIBC_2.2.5 on x86_64, GLIBC_2.17 on aarch64) that
+// every glibc still exports.
 //
 // One difference to bridge: the new Scrt1.o passes no `init` function and
 // glibc >= 2.34 then runs the executable's constructors itself, but glibc < 2.34
@@ -13,7 +14,7 @@
 // run_constructors as `init` works on both: glibc >= 2.34 calls a given
 // `init` instead of running them itself ("legacy program"), so they run once.
 // Destructors (DT_FINI_ARRAY) are the dynamic linker's job on every version.
-#if defined(__linux__) && defined(__GLIBC__) && defined(__x86_64__)
+#ifdef EXOV_GLIBC_BASE_VERSION  // glibc_2_28.h: x86_64 and aarch64
 
 #include <cstddef>
 #include <cstdint>
@@ -26,7 +27,7 @@ using InitFunction = void (*)(int, char**, char**);
 using ArrayFunction = void (*)(int, char**, char**);
 
 int exov_original_libc_start_main(MainFunction, int, char**, InitFunction, void (*)(), void (*)(), void*);
-__asm__(".symver exov_original_libc_start_main,__libc_start_main@GLIBC_2.2.5");
+__asm__(".symver exov_original_libc_start_main,__libc_start_main@" EXOV_GLIBC_BASE_VERSION);
 
 // From the linker's default script and crti.o.
 extern ArrayFunction __init_array_start[] __attribute__((visibility("hidden")));
