@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import ssl
 import subprocess
 from pathlib import Path
 
@@ -134,23 +135,32 @@ def chroot(session: nox.Session, root: Path, env: dict, program: str, *args: str
 
 def emulated_venv(session: nox.Session, root: Path, work: Path, requirements: list[str], python: str) -> str:
     """A venv in `root` with `requirements` for aarch64 (made again when they change); its python, as the
-    chroot sees it. The wheels are downloaded here, natively, into work/wheelhouse."""
+    chroot sees it. The first three (torch, executorch, openvino) are downloaded natively into work/wheelhouse."""
     venv = work / "venv"
     stamp = venv / ".requirements"
     inside = "/" + str(venv.relative_to(root))
     if stamp.is_file() and stamp.read_text() == "\n".join(requirements):
         return f"{inside}/bin/python"
+    # The large wheels are downloaded here, natively, without dependencies: pip would evaluate their
+    # markers for this machine (torch's CUDA packages are for x86_64). pip inside resolves the rest.
     wheelhouse = work / "wheelhouse"
     tag = python.replace(".", "")
-    platforms = [arg for p in [*PIP_PLATFORMS, "manylinux2014_aarch64", "linux_aarch64"] for arg in ("--platform", p)]
-    session.run("python", "-m", "pip", "download", "-q", "--only-binary=:all:", "-d", str(wheelhouse), *platforms,
-                "--python-version", python, "--implementation", "cp", "--abi", f"cp{tag}", "--abi", "abi3",
-                "--abi", "none", *requirements)
+    platforms = [arg for p in PIP_PLATFORMS for arg in ("--platform", p)]
+    session.run("python", "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(wheelhouse),
+                *platforms, "--python-version", python, "--implementation", "cp", "--abi", f"cp{tag}",
+                *requirements[:3])
+    # pip inside reaches the package index as pip does here: this machine's name servers and CA bundle
+    # (a proxy's own CA, where there is one).
+    shutil.copy2("/etc/resolv.conf", root / "etc" / "resolv.conf")
+    bundle = os.environ.get("PIP_CERT") or os.environ.get("SSL_CERT_FILE") or ssl.get_default_verify_paths().cafile
     shutil.rmtree(venv, ignore_errors=True)
     env = {"PATH": "/usr/bin:/bin", "HOME": "/root"}
+    if bundle and Path(bundle).is_file():
+        shutil.copy2(bundle, work / "ca-certificates.crt")
+        env["PIP_CERT"] = "/" + str((work / "ca-certificates.crt").relative_to(root))
     chroot(session, root, env, "/usr/bin/python3", "-m", "venv", inside)
     with mounted(root):
-        chroot(session, root, env, f"{inside}/bin/python", "-m", "pip", "install", "-q", "--no-index",
+        chroot(session, root, env, f"{inside}/bin/python", "-m", "pip", "install", "-q",
                "--find-links", "/" + str(wheelhouse.relative_to(root)), *requirements)
     stamp.write_text("\n".join(requirements))
     return f"{inside}/bin/python"
