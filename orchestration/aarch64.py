@@ -141,8 +141,8 @@ def emulated_venv(session: nox.Session, root: Path, work: Path, requirements: li
     inside = "/" + str(venv.relative_to(root))
     if stamp.is_file() and stamp.read_text() == "\n".join(requirements):
         return f"{inside}/bin/python"
-    # The large wheels are downloaded here, natively, without dependencies: pip would evaluate their
-    # markers for this machine (torch's CUDA packages are for x86_64). pip inside resolves the rest.
+    # The large wheels are downloaded here, natively, without dependencies (pip here, given --platform, found
+    # no aarch64 wheel for the tags above of one of torch's CUDA packages); pip inside resolves the rest.
     wheelhouse = work / "wheelhouse"
     tag = python.replace(".", "")
     platforms = [arg for p in PIP_PLATFORMS for arg in ("--platform", p)]
