@@ -114,14 +114,29 @@ def debian_root(session: nox.Session, folder: Path, mirror: str) -> Path:
     return root
 
 
+def _cpu_sysfs(root: Path) -> None:
+    """root/sys holding only the processor lists and each CPU's topology, copied from this machine.
+
+    Measured under qemu-user: with this machine's whole /sys mounted, `import torch` (2.13.0) crashed
+    (its cpuinfo reads the x86_64 cache files as an ARM CPU's); with no /sys, OpenVINO 2026.4.1's CPU
+    plugin crashed in compile_model. With only these files both work.
+    """
+    source, target = Path("/sys/devices/system/cpu"), root / "sys" / "devices" / "system" / "cpu"
+    shutil.rmtree(root / "sys" / "devices", ignore_errors=True)
+    target.mkdir(parents=True)
+    for name in ("possible", "present", "online", "kernel_max"):
+        if (source / name).is_file():
+            (target / name).write_text((source / name).read_text())
+    for cpu in sorted(source.glob("cpu[0-9]*")):
+        (target / cpu.name / "topology").mkdir(parents=True)
+        for item in (cpu / "topology").iterdir():
+            (target / cpu.name / "topology" / item.name).write_text(item.read_text())
+
+
 @contextlib.contextmanager
 def mounted(root: Path):
-    """/proc and /dev inside `root` while the block runs.
-
-    Not /sys: it would be this x86_64 machine's, and torch 2.13.0's cpuinfo, parsing it as an ARM CPU's,
-    crashed `import torch` under qemu (SIGSEGV; measured). Without it, cpuinfo prints that it cannot
-    read the processor lists and goes on.
-    """
+    """/proc and /dev inside `root` while the block runs, and a reduced /sys (_cpu_sysfs)."""
+    _cpu_sysfs(root)
     points = [(["-t", "proc", "proc"], "proc"), (["--rbind", "/dev"], "dev")]
     try:
         for args, point in points:
