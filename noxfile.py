@@ -407,7 +407,7 @@ RUNNER_DIR = BUILD / "runner"
 AARCH64_DIR = BUILD / "aarch64"
 AARCH64_PLATFORM = "manylinux_2_28_aarch64"  # executorch 1.5.1's aarch64 wheels carry the same tag
 AARCH64_PYTHON = "3.11"  # Debian 12's, in the emulated root
-# What runs under emulation (about 30 min; docs/development.md lists what does not).
+# What runs under emulation (not yet timed end to end; docs/user-guide/aarch64.md says what does not run).
 AARCH64_TESTS = ["test_cpu_precision.py", "aarch64/test_x86_64_program.py", "test_packaging.py", "test_models.py",
                  "test_operators.py", "test_runner.py"]
 # The emulated CPU: qemu's "max" has the f16 arithmetic (FEAT_FP16) of the ARM CPUs where
