@@ -467,7 +467,7 @@ def aarch64_emulated(session: nox.Session) -> None:
     shutil.copy2(wheel, work / wheel.name)
     shutil.rmtree(work / "tests", ignore_errors=True)
     shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
-    inside = Path("/") / work.relative_to(root)
+    inside = aarch64.inside(root, work)
     env = {"QEMU_CPU": AARCH64_CPU, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "EXOV_REQUIRE_ALL": "1",
            "EXOV_WHEEL": str(inside / wheel.name), "EXOV_X86_64_PROGRAM": str(inside / "x86_64-program"),
            "HOME": "/root", "PATH": "/usr/bin:/bin"}

@@ -2,7 +2,7 @@
 # Debian's cross compilers (g++-aarch64-linux-gnu) and its multiarch libraries
 # (zlib1g-dev:arm64, found in /usr/lib/aarch64-linux-gnu). `nox -s aarch64_wheel`
 # passes it; ExecuTorch and OpenVINO come from their aarch64 wheels, unpacked,
-# given as EXECUTORCH_PACKAGE_DIR and OpenVINO_DIR (CMakeLists.txt).
+# given as EXECUTORCH_PACKAGE_DIR and OPENVINO_PACKAGE_DIR (CMakeLists.txt).
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)

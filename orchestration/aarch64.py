@@ -28,6 +28,22 @@ CROSS_CXX = "aarch64-linux-gnu-g++"
 TOOLCHAIN_FILE = ROOT / "cmake" / "aarch64-linux-gnu.cmake"
 
 
+def _pip_target(python: str) -> list[str]:
+    """pip's options that pick aarch64 wheels for CPython `python` on this x86_64 machine."""
+    platforms = [arg for p in PIP_PLATFORMS for arg in ("--platform", p)]
+    return ["--only-binary=:all:", *platforms, "--python-version", python, "--implementation", "cp",
+            "--abi", f"cp{python.replace('.', '')}"]
+
+
+def _up_to_date(stamp: Path, requirements: list[str]) -> bool:
+    return stamp.is_file() and stamp.read_text() == "\n".join(requirements)
+
+
+def inside(root: Path, path: Path) -> Path:
+    """`path` (under `root`) as a program chrooted into `root` sees it."""
+    return Path("/") / path.relative_to(root)
+
+
 def _add_arm64_architecture(session: nox.Session) -> None:
     # zlib1g-dev:arm64 is a multiarch package: dpkg must know the architecture first.
     if os.geteuid() == 0 and shutil.which("dpkg"):
@@ -47,15 +63,12 @@ def cross_toolchain(session: nox.Session) -> str:
 
 def target_packages(session: nox.Session, folder: Path, python: str, requirements: list[str]) -> Path:
     """`requirements`' aarch64 wheels for CPython `python`, unpacked into one folder (downloaded once)."""
-    tag = python.replace(".", "")
-    target = folder / f"target-cp{tag}"
+    target = folder / f"target-cp{python.replace('.', '')}"
     stamp = target / ".requirements"
-    if not stamp.is_file() or stamp.read_text() != "\n".join(requirements):
+    if not _up_to_date(stamp, requirements):
         shutil.rmtree(target, ignore_errors=True)
-        platforms = [arg for p in PIP_PLATFORMS for arg in ("--platform", p)]
-        session.run("python", "-m", "pip", "install", "-q", "--no-deps", "--only-binary=:all:", "--target",
-                    str(target), *platforms, "--python-version", python, "--implementation", "cp",
-                    "--abi", f"cp{tag}", *requirements)
+        session.run("python", "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
+                    *_pip_target(python), *requirements)
         stamp.write_text("\n".join(requirements))
     return target
 
@@ -158,16 +171,13 @@ def emulated_venv(session: nox.Session, root: Path, work: Path, requirements: li
     chroot sees it. The first three (torch, executorch, openvino) are downloaded natively into work/wheelhouse."""
     venv = work / "venv"
     stamp = venv / ".requirements"
-    inside = "/" + str(venv.relative_to(root))
-    if stamp.is_file() and stamp.read_text() == "\n".join(requirements):
-        return f"{inside}/bin/python"
+    python_inside = str(inside(root, venv / "bin" / "python"))
+    if _up_to_date(stamp, requirements):
+        return python_inside
     # The large wheels are downloaded here, natively, without dependencies (pip here, given --platform, found
     # no aarch64 wheel for the tags above of one of torch's CUDA packages); pip inside resolves the rest.
     wheelhouse = work / "wheelhouse"
-    tag = python.replace(".", "")
-    platforms = [arg for p in PIP_PLATFORMS for arg in ("--platform", p)]
-    session.run("python", "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d", str(wheelhouse),
-                *platforms, "--python-version", python, "--implementation", "cp", "--abi", f"cp{tag}",
+    session.run("python", "-m", "pip", "download", "-q", "--no-deps", "-d", str(wheelhouse), *_pip_target(python),
                 *requirements[:3])
     # pip inside reaches the package index as pip does here: this machine's name servers and CA bundle
     # (a proxy's own CA, where there is one).
@@ -177,13 +187,13 @@ def emulated_venv(session: nox.Session, root: Path, work: Path, requirements: li
     env = {"PATH": "/usr/bin:/bin", "HOME": "/root"}
     if bundle and Path(bundle).is_file():
         shutil.copy2(bundle, work / "ca-certificates.crt")
-        env["PIP_CERT"] = "/" + str((work / "ca-certificates.crt").relative_to(root))
-    chroot(session, root, env, "/usr/bin/python3", "-m", "venv", inside)
+        env["PIP_CERT"] = str(inside(root, work / "ca-certificates.crt"))
+    chroot(session, root, env, "/usr/bin/python3", "-m", "venv", str(inside(root, venv)))
     with mounted(root):
-        chroot(session, root, env, f"{inside}/bin/python", "-m", "pip", "install", "-q",
-               "--find-links", "/" + str(wheelhouse.relative_to(root)), *requirements)
+        chroot(session, root, env, python_inside, "-m", "pip", "install", "-q",
+               "--find-links", str(inside(root, wheelhouse)), *requirements)
     stamp.write_text("\n".join(requirements))
-    return f"{inside}/bin/python"
+    return python_inside
 
 
 # Printed first under emulation: what the kernel (qemu) and OpenVINO report about the CPU.

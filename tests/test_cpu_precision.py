@@ -10,6 +10,7 @@ Under `nox -s aarch64_emulated` these run on an emulated ARM CPU with f16.
 
 from __future__ import annotations
 
+import functools
 import platform
 
 import pytest
@@ -31,6 +32,7 @@ def _relative_error(result: torch.Tensor, expected: torch.Tensor) -> float:
     return ((result - expected).abs().max() / expected.abs().max()).item()
 
 
+@functools.cache
 def _capabilities() -> list[str]:
     import openvino as ov
 
