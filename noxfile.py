@@ -417,28 +417,38 @@ AARCH64_CPU = "max"
 
 @nox.session(name="aarch64_wheel", python=WHEEL_PYTHONS)
 def aarch64_wheel(session: nox.Session) -> None:
-    """Cross-builds this interpreter's aarch64 wheel and repairs it (build/aarch64/repaired/<python>/).
+    """Cross-builds this interpreter's aarch64 wheel from the source tree and repairs it
+    (build/aarch64/repaired/<python>/). The release's aarch64 wheels: `wheel_aarch64`.
+    """
+    repaired, seconds = _cross_build_aarch64(session, ROOT, AARCH64_DIR / "repaired" / session.python,
+                                             build_dir=f"build/aarch64/cmake-{session.python}")
+    (AARCH64_DIR / f"wheel-{session.python}.json").write_text(json.dumps(
+        {"wheel": repaired.name, "bytes": repaired.stat().st_size, "cross_build_s": round(seconds, 1)}, indent=1))
+
+
+def _cross_build_aarch64(session: nox.Session, source: Path, out: Path, *, build_dir: str = "",
+                         clean: bool = True) -> tuple[Path, float]:
+    """The aarch64 wheel of `source` (the tree or an sdist) for session.python, repaired into `out`;
+    CMake builds in `build_dir` (kept between runs) or in a temporary folder.
 
     Against the aarch64 executorch and openvino wheels, unpacked; the
     extension gets this interpreter's headers (their pyconfig.h is the only
     architecture-dependent one: docs/design.md). auditwheel picks the tag
     (`--plat auto`: its --plat choices are this machine's architecture's),
-    which must be manylinux_2_28_aarch64.
+    which must be manylinux_2_28_aarch64. Returns (wheel, build seconds).
     """
     python = session.python
     aarch64.cross_toolchain(session)
     session.install(*BUILD_TOOLS, *REPAIR_REQUIREMENTS)
     target = aarch64.target_packages(session, AARCH64_DIR, python, [EXECUTORCH, BUILD_OPENVINO])
-    raw, seconds = wheel_build.pip_wheel(session, ROOT, AARCH64_DIR / "raw" / python,
-                                         build_dir=f"build/aarch64/cmake-{python}",
-                                         env=aarch64.cross_build_environment(python),
+    raw, seconds = wheel_build.pip_wheel(session, source, AARCH64_DIR / "raw" / python,
+                                         build_dir=build_dir, env=aarch64.cross_build_environment(python),
                                          cmake_defines=aarch64.cross_cmake_defines(target))
-    repaired = wheel_build.auditwheel_repair(session, raw, AARCH64_DIR / "repaired" / python, "auto",
-                                             _exclusions("auditwheel-exclude.txt"))
+    repaired = wheel_build.auditwheel_repair(session, raw, out, "auto", _exclusions("auditwheel-exclude.txt"),
+                                             clean=clean)
     if not repaired.name.endswith(f"-{AARCH64_PLATFORM}.whl"):
         session.error(f"auditwheel tagged {repaired.name}; the aarch64 wheel must be {AARCH64_PLATFORM}")
-    (AARCH64_DIR / f"wheel-{python}.json").write_text(json.dumps(
-        {"wheel": repaired.name, "bytes": repaired.stat().st_size, "cross_build_s": round(seconds, 1)}, indent=1))
+    return repaired, seconds
 
 
 @nox.session(python=PYTHON, requires=[f"aarch64_wheel-{AARCH64_PYTHON}", "repair"])
@@ -449,7 +459,8 @@ def aarch64_emulated(session: nox.Session) -> None:
        gets torch, executorch, openvino and the test requirements for aarch64, from a wheelhouse this
        session downloads, then the repaired aarch64 wheel.
     2. Here (x86_64) the repaired x86_64 wheel lowers MiniLM (tests/aarch64/lower_on_x86_64.py).
-    3. Under emulation (QEMU_CPU=max): what OpenVINO reports about the CPU, doctor, then AARCH64_TESTS.
+    3. Under emulation (QEMU_CPU=max): what OpenVINO reports about the CPU, doctor, the numerics table
+       (tests/helpers/numerics_table.py -> build/aarch64/numerics.md), then AARCH64_TESTS.
     """
     (wheel,) = sorted((AARCH64_DIR / "repaired" / AARCH64_PYTHON).glob("*.whl"))
     aarch64.emulation(session)
@@ -477,6 +488,10 @@ def aarch64_emulated(session: nox.Session) -> None:
                        str(inside / wheel.name))
         aarch64.chroot(session, root, env, venv, "-c", aarch64.CPU_REPORT)
         aarch64.chroot(session, root, env, venv, "-m", "executorch_openvino", "doctor")
+        # docs/user-guide/numerics.md's aarch64 column
+        aarch64.chroot(session, root, env, venv, str(inside / "tests" / "helpers" / "numerics_table.py"),
+                       str(inside / "numerics.md"))
+        shutil.copy2(work / "numerics.md", AARCH64_DIR / "numerics.md")
         aarch64.chroot(session, root, env, venv, "-m", "pytest",
                        *[str(inside / "tests" / name) for name in AARCH64_TESTS], "--import-mode=importlib",
                        "-p", "no:cacheprovider", "--rootdir", str(inside / "tests"), "-ra", "--durations=10",
@@ -832,7 +847,27 @@ def wheel(session: nox.Session) -> None:
     started = time.perf_counter()
     repaired = wheel_build.auditwheel_repair(session, raw, DIST, MANYLINUX_PLATFORM,
                                              _exclusions("auditwheel-exclude.txt"), clean=False)
-    repair_seconds = time.perf_counter() - started
+    _check_release_wheel(session, repaired, MANYLINUX_PLATFORM, f"wheel-{python}", {
+        "build_s": round(build_seconds, 1), "repair_s": round(time.perf_counter() - started, 1)})
+
+
+@nox.session(python=WHEEL_PYTHONS, requires=["sdist"])
+def wheel_aarch64(session: nox.Session) -> None:
+    """The release's Linux aarch64 wheel for this interpreter: cross-built from the sdist, repaired into dist/,
+    with the same checks as `wheel` (the ABI check against executorch's aarch64 wheels; Debian's nm reads both
+    architectures).
+    """
+    session.install("twine")
+    (archive,) = DIST.glob("*.tar.gz")
+    repaired, seconds = _cross_build_aarch64(session, archive, DIST, clean=False)
+    _check_release_wheel(session, repaired, AARCH64_PLATFORM, f"wheel_aarch64-{session.python}",
+                         {"build_s": round(seconds, 1), "cross_built": True})
+
+
+def _check_release_wheel(session: nox.Session, repaired: Path, platform: str, name: str, figures: dict) -> None:
+    """twine's metadata check, abi3audit for an abi3 wheel, the ABI check against executorch's `platform`
+    wheels; writes build/release/abi-check-<name>.md and <name>.json (with `figures`)."""
+    python = session.python
     session.run("twine", "check", "--strict", str(repaired))
 
     from orchestration import abi_check
@@ -843,29 +878,35 @@ def wheel(session: nox.Session) -> None:
         session.install("abi3audit")
         session.run("abi3audit", "--strict", str(repaired))
     executorch_wheels = release_steps.executorch_wheels(session, RELEASE_BUILD / "executorch-wheels", EXECUTORCH,
-                                                         sorted({python, *claims}))
+                                                         sorted({python, *claims}), platform)
     rows = abi_check.check(repaired, executorch_wheels[python], [executorch_wheels[p] for p in claims])
     report = abi_check.table(repaired, rows)
     session.log(report)
     missing = [r for r in rows if r["missing"]]
     if missing:
         session.error(f"symbols missing from executorch's libraries: {missing}")
+    if not any(r["imported"] for r in rows):
+        session.error(f"the ABI check found no executorch symbol imported by {repaired.name}: did nm read it?")
     RELEASE_BUILD.mkdir(parents=True, exist_ok=True)
-    (RELEASE_BUILD / f"abi-check-{python}.md").write_text(report + "\n")
-    (RELEASE_BUILD / f"wheel-{python}.json").write_text(json.dumps({
-        "wheel": repaired.name, "bytes": repaired.stat().st_size, "build_s": round(build_seconds, 1),
-        "repair_s": round(repair_seconds, 1), "claims": claims}, indent=1))
+    (RELEASE_BUILD / f"abi-check-{name}.md").write_text(report + "\n")
+    (RELEASE_BUILD / f"{name}.json").write_text(json.dumps({
+        "wheel": repaired.name, "bytes": repaired.stat().st_size, **figures, "claims": claims}, indent=1))
 
 
 def _install_torch(session: nox.Session, python: str, interpreter: str) -> dict:
     return release_steps.install_torch(session, interpreter, python, TORCH, WHEELHOUSE, local_build=python == PYTHON)
 
 
-@nox.session(python=PYTHON, requires=["sdist", *[f"wheel-{p}" for p in WHEEL_PYTHONS]])
+RELEASE_WHEEL_SESSIONS = [f"{name}-{python}" for name in ("wheel", "wheel_aarch64") for python in WHEEL_PYTHONS]
+
+
+@nox.session(python=PYTHON, requires=["sdist", *RELEASE_WHEEL_SESSIONS])
 def release(session: nox.Session) -> None:
-    """The release: dist/ with the sdist and repaired wheels, SHA256SUMS and a PEP 503 index (dist/simple/),
-    then, for each of INSTALL_PYTHONS, a fresh venv that installs `executorch-openvino` by name from that
-    index and runs a program lowered on 3.11 (tests/release/portable_program.py), equal to eager.
+    """The release: dist/ with the sdist and repaired wheels (x86_64 and aarch64), SHA256SUMS and a PEP 503
+    index (dist/simple/), then, for each of INSTALL_PYTHONS, a fresh venv that installs `executorch-openvino`
+    by name from that index and runs a program lowered on 3.11 (tests/release/portable_program.py), equal to
+    eager. For aarch64, pip on each of INSTALL_PYTHONS picks its wheel from the index (`pip download
+    --platform`); the aarch64 wheels run under emulation in `aarch64_emulated`.
 
     Writes build/release/report.{json,md}: artifacts with tags, sizes and build times, the per-interpreter
     results, and the download and disk cost.
@@ -876,7 +917,8 @@ def release(session: nox.Session) -> None:
     artifacts = package_index.artifacts(DIST)
     project = _project_metadata()
     version = project["version"]
-    wheels = (f"executorch_openvino-{version}-{tag}-{MANYLINUX_PLATFORM}.whl" for tag in RELEASE_WHEEL_TAGS.values())
+    wheels = (f"executorch_openvino-{version}-{tag}-{platform}.whl" for tag in RELEASE_WHEEL_TAGS.values()
+              for platform in (MANYLINUX_PLATFORM, AARCH64_PLATFORM))
     expected = {f"executorch_openvino-{version}.tar.gz", *wheels}
     if {p.name for p in artifacts} != expected:
         session.error(f"dist/ should hold exactly {sorted(expected)}, it holds {[p.name for p in artifacts]}")
@@ -915,11 +957,25 @@ def release(session: nox.Session) -> None:
                         "seconds": round(time.perf_counter() - started, 1),
                         **cost})
         shutil.rmtree(folder)  # several GB each with torch's CUDA build
+    picked_aarch64 = {}
+    for python in INSTALL_PYTHONS:
+        wanted = RELEASE_WHEEL_TAGS[python if python in RELEASE_WHEEL_TAGS else ABI3_PYTHONS[0]]
+        folder = RELEASE_BUILD / "aarch64-picks" / python
+        shutil.rmtree(folder, ignore_errors=True)
+        session.run("python", "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "--platform",
+                    AARCH64_PLATFORM, "--python-version", python, "--index-url", index.as_uri(), "-d", str(folder),
+                    "executorch-openvino")
+        chosen = [p.name for p in folder.glob("executorch_openvino-*.whl")]
+        if chosen != [f"executorch_openvino-{version}-{wanted}-{AARCH64_PLATFORM}.whl"]:
+            session.error(f"pip for aarch64 CPython {python} picked {chosen} from the index, not the {wanted} wheel")
+        picked_aarch64[python] = chosen[0]
     # Build figures exist where this machine built the wheels (not when CI jobs built them elsewhere).
-    built = {p: json.loads(f.read_text()) for p in WHEEL_PYTHONS if (f := RELEASE_BUILD / f"wheel-{p}.json").is_file()}
+    built = {n: json.loads(f.read_text()) for p in WHEEL_PYTHONS for n in (f"wheel-{p}", f"wheel_aarch64-{p}")
+             if (f := RELEASE_BUILD / f"{n}.json").is_file()}
     sizes = [{"file": p.name, "bytes": p.stat().st_size} for p in artifacts]
     report = {"cpu": release_steps.cpu_model(), "commit": release_steps.git_commit(ROOT), "artifacts": sizes,
-              "wheels": built, "installs": results, "wheelhouse_bytes": release_steps.folder_bytes(WHEELHOUSE)}
+              "wheels": built, "installs": results,
+              "aarch64_index_picks": picked_aarch64, "wheelhouse_bytes": release_steps.folder_bytes(WHEELHOUSE)}
     (RELEASE_BUILD / "report.json").write_text(json.dumps(report, indent=1))
     table = release_steps.table(report)
     (RELEASE_BUILD / "report.md").write_text(table)

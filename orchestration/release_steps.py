@@ -14,16 +14,17 @@ def cpython_tag(python: str) -> str:
     return "cp" + python.replace(".", "")  # "3.12" -> "cp312"
 
 
-def executorch_wheels(session: nox.Session, folder: Path, requirement: str, pythons: list[str]) -> dict[str, Path]:
-    """executorch's manylinux_2_28 wheel of `requirement` for each of `pythons` (downloaded once, no dependencies)."""
+def executorch_wheels(session: nox.Session, folder: Path, requirement: str, pythons: list[str],
+                      platform: str = "manylinux_2_28_x86_64") -> dict[str, Path]:
+    """executorch's `platform` wheel of `requirement` for each of `pythons` (downloaded once, no dependencies)."""
     version = requirement.split("==")[1]
     found = {}
     for python in pythons:
         tag = cpython_tag(python)
-        pattern = f"executorch-{version}-{tag}-{tag}-manylinux_2_28_x86_64.whl"
+        pattern = f"executorch-{version}-{tag}-{tag}-{platform}.whl"
         if not list(folder.glob(pattern)):
             session.run("python", "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                        "--python-version", python, "--platform", "manylinux_2_28_x86_64", "-d", str(folder),
+                        "--python-version", python, "--platform", platform, "-d", str(folder),
                         requirement)
         found[python] = next(folder.glob(pattern))
     return found
@@ -95,5 +96,9 @@ def table(report: dict) -> str:
         lines.append(f"| {r['python']} | {', '.join(r['installed'])} | {r['registered']} | {', '.join(r['outputs'])} | "
                      f"{'yes' if not r['problems'] else '; '.join(r['problems'])} | {r['venv_bytes'] / 1e9:.1f} | "
                      f"{r['seconds']} | {r['torch']}{downloaded} |")
+    picks = report.get("aarch64_index_picks", {})
+    if picks:
+        lines += ["", "| Python on aarch64 | pip picks from the index |", "|---|---|"]
+        lines += [f"| {python} | {wheel} |" for python, wheel in picks.items()]
     lines += ["", f"Download cache (build/release/wheelhouse): {report['wheelhouse_bytes'] / 1e9:.1f} GB"]
     return "\n".join(lines) + "\n"

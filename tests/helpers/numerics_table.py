@@ -5,7 +5,7 @@ Each case is exported with torch.export, converted with ``openvino.convert_model
 precision hint and run twice; the table gives eager PyTorch's result and
 OpenVINO's second one. Run by ``nox -s numerics``; docs/user-guide/numerics.md quotes the table.
 
-    python tests/helpers/numerics_table.py
+    python tests/helpers/numerics_table.py [FILE]   # FILE: also written there
 """
 
 from __future__ import annotations
@@ -32,6 +32,15 @@ SUB = 1e-40  # subnormal in float32 (smallest normal: 1.18e-38)
 CASES = [
     ("add", "int64", "[2**31-1] + 1", lambda i: i + 1, (torch.tensor([2**31 - 1]),)),
     ("mul", "int64", "[70000] * 100000", lambda i: i * 100000, (torch.tensor([70000]),)),
+    # Odd int32 values above 2**24 have no float32: wrong here means computed in float32.
+    ("add", "int32", "[2**24+1] + [2]", lambda a, b: a + b,
+     (torch.tensor([2**24 + 1], dtype=I32), torch.tensor([2], dtype=I32))),
+    ("sub", "int32", "[2**25+1] - [2]", lambda a, b: a - b,
+     (torch.tensor([2**25 + 1], dtype=I32), torch.tensor([2], dtype=I32))),
+    ("mul", "int32", "[4097] * [4097]", lambda a, b: a * b,
+     (torch.tensor([4097], dtype=I32), torch.tensor([4097], dtype=I32))),
+    ("maximum", "int32", "maximum([2**24+1], [0])", torch.maximum,
+     (torch.tensor([2**24 + 1], dtype=I32), torch.tensor([0], dtype=I32))),
     ("sum", "int32", "[2**24, 1]", lambda i: i.sum(), (torch.tensor([2**24, 1], dtype=I32),)),
     ("sum", "int64", "[2**30] * 4", lambda i: i.sum(), (torch.full((4,), 2**30),)),
     ("amax", "int32", "[2**24+1, 0]", lambda i: i.amax(), (torch.tensor([2**24 + 1, 0], dtype=I32),)),
@@ -100,7 +109,10 @@ def measure():
 def main() -> None:
     import openvino as ov
 
-    print(f"OpenVINO {ov.__version__.split('-')[0]}, CPU, INFERENCE_PRECISION_HINT=f32, second inference\n")
+    import platform
+
+    print(f"OpenVINO {ov.__version__.split('-')[0]} on {platform.machine()}, CPU, INFERENCE_PRECISION_HINT=f32, "
+          "second inference\n")
     print("| op | dtype | input | eager | OpenVINO | equal |")
     print("|---|---|---|---|---|---|")
     for row in measure():
