@@ -488,7 +488,7 @@ def aarch64_emulated(session: nox.Session) -> None:
                        str(inside / wheel.name))
         aarch64.chroot(session, root, env, venv, "-c", aarch64.CPU_REPORT)
         aarch64.chroot(session, root, env, venv, "-m", "executorch_openvino", "doctor")
-        # docs/user-guide/numerics.md's aarch64 column
+        # the aarch64 column of docs/user-guide/numerics.md
         aarch64.chroot(session, root, env, venv, str(inside / "tests" / "helpers" / "numerics_table.py"),
                        str(inside / "numerics.md"))
         shutil.copy2(work / "numerics.md", AARCH64_DIR / "numerics.md")
@@ -842,7 +842,7 @@ def wheel(session: nox.Session) -> None:
     python = session.python
     session.install(*BUILD_TOOLS, BUILD_OPENVINO, *REPAIR_REQUIREMENTS, "twine")
     session.install("--no-deps", EXECUTORCH)
-    (archive,) = DIST.glob("*.tar.gz")
+    archive = _release_sdist(session)
     raw, build_seconds = wheel_build.pip_wheel(session, archive, RELEASE_BUILD / "raw" / python)
     started = time.perf_counter()
     repaired = wheel_build.auditwheel_repair(session, raw, DIST, MANYLINUX_PLATFORM,
@@ -858,16 +858,25 @@ def wheel_aarch64(session: nox.Session) -> None:
     architectures).
     """
     session.install("twine")
-    (archive,) = DIST.glob("*.tar.gz")
+    archive = _release_sdist(session)
     repaired, seconds = _cross_build_aarch64(session, archive, DIST, clean=False)
     _check_release_wheel(session, repaired, AARCH64_PLATFORM, f"wheel_aarch64-{session.python}",
                          {"build_s": round(seconds, 1), "cross_built": True})
+
+
+def _release_sdist(session: nox.Session) -> Path:
+    found = sorted(DIST.glob("*.tar.gz"))
+    if len(found) != 1:
+        session.error(f"dist/ holds {len(found)} sdists, not one: run `nox -s sdist` (or drop --no-dependencies)")
+    return found[0]
 
 
 def _check_release_wheel(session: nox.Session, repaired: Path, platform: str, name: str, figures: dict) -> None:
     """twine's metadata check, abi3audit for an abi3 wheel, the ABI check against executorch's `platform`
     wheels; writes build/release/abi-check-<name>.md and <name>.json (with `figures`)."""
     python = session.python
+    if not repaired.name.endswith(f"-{platform}.whl"):
+        session.error(f"the repaired wheel is {repaired.name}, not a {platform} wheel")
     session.run("twine", "check", "--strict", str(repaired))
 
     from orchestration import abi_check
@@ -920,15 +929,18 @@ def release(session: nox.Session) -> None:
     wheels = (f"executorch_openvino-{version}-{tag}-{platform}.whl" for tag in RELEASE_WHEEL_TAGS.values()
               for platform in (MANYLINUX_PLATFORM, AARCH64_PLATFORM))
     expected = {f"executorch_openvino-{version}.tar.gz", *wheels}
-    if {p.name for p in artifacts} != expected:
-        session.error(f"dist/ should hold exactly {sorted(expected)}, it holds {[p.name for p in artifacts]}")
+    held = {p.name for p in artifacts}
+    if held != expected:
+        session.error(f"dist/ lacks {sorted(expected - held)} and should not hold {sorted(held - expected)}: "
+                      "`nox -s release` makes all of them again; `nox --no-dependencies -s wheel-<python>` "
+                      "or `wheel_aarch64-<python>` adds one beside an sdist already there")
     session.run("twine", "check", "--strict", *map(str, artifacts))
     package_index.write_sha256sums(DIST)
     index = package_index.write_simple_index(DIST, project["name"], project["requires-python"])
 
     program = RELEASE_BUILD / "program"
     script = str(ROOT / "tests" / "release" / "portable_program.py")
-    (own,) = [p for p in artifacts if "-cp311-cp311-" in p.name]
+    (own,) = [p for p in artifacts if p.name.endswith(f"-cp311-cp311-{MANYLINUX_PLATFORM}.whl")]
     _install_runtime(session, own, OPENVINO_RELEASES[-1], "numpy")
     with session.chdir(session.create_tmp()):
         session.run("python", script, "lower", str(program))
@@ -990,7 +1002,7 @@ def tests_abi3(session: nox.Session) -> None:
     it (a `requires` would start a new release and empty dist/). torch for 3.12 is the package
     index's CUDA build, installed from build/release/wheelhouse (downloaded there once).
     """
-    found = sorted(DIST.glob("executorch_openvino-*-cp312-abi3-*.whl"))
+    found = sorted(DIST.glob(f"executorch_openvino-*-cp312-abi3-{MANYLINUX_PLATFORM}.whl"))
     if not found:
         session.error("no cp312-abi3 wheel in dist/: run `nox -s wheel-3.12` (or `nox -s release`) first")
     abi3 = found[-1]

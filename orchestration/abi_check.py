@@ -39,6 +39,12 @@ def _needed(path: Path) -> list[str]:
     return [line.split("[", 1)[1].split("]", 1)[0] for line in out.splitlines() if "(NEEDED)" in line]
 
 
+def _machine(path: Path) -> int:
+    """The ELF header's e_machine (62: x86_64, 183: aarch64); little-endian files only, as both are."""
+    with path.open("rb") as f:
+        return int.from_bytes(f.read(20)[18:20], "little")
+
+
 def _is_elf(path: Path) -> bool:
     with path.open("rb") as f:
         return f.read(4) == b"\x7fELF"
@@ -65,10 +71,16 @@ def check(wheel: Path, built_against: Path, targets: list[Path]) -> list[dict]:
         ours = [p for p in (tmp / "ours").rglob("*") if p.is_file() and not p.is_symlink() and _is_elf(p)
                 and ".libs" not in p.parent.name]
         reference = _executorch_libraries(built_against, tmp / "reference")
+        machines = {_machine(p) for p in [*ours, *reference.values()]}
+        if len(machines) != 1:  # symbols that one architecture lacks would be left out, not reported
+            raise ValueError(f"{wheel.name} and {built_against.name} hold ELF files of different architectures "
+                             f"(e_machine {sorted(machines)}): compare a wheel with executorch's wheels for its own")
         reference_defined = {name: _symbols(path, "defined") for name, path in reference.items()}
         imports = {elf: (_symbols(elf, "undefined"), _needed(elf)) for elf in sorted(ours)}
         for index, target in enumerate(targets):
             libraries = _executorch_libraries(target, tmp / f"target{index}")
+            if {_machine(p) for p in libraries.values()} - machines:
+                raise ValueError(f"{target.name} is for another architecture than {wheel.name}")
             defined_in = {}  # read once per library of this target
             for elf, (imported, needed_libraries) in imports.items():
                 for needed in needed_libraries:

@@ -64,7 +64,9 @@ def auditwheel_repair(session: nox.Session, raw: Path, out: Path, platform: str,
         args += ["--exclude", pattern]
     session.run(*args, str(raw))
     prefix = "-".join(raw.name.split("-")[:4])  # name-version-python tag-abi tag
-    written = sorted(out.glob(f"{prefix}-*.whl"), key=lambda p: p.stat().st_mtime)
+    architecture = raw.name.removesuffix(".whl").split("-")[-1].removeprefix("linux_")  # x86_64, aarch64
+    # `out` may hold the other architecture's wheel of the same interpreter (dist/ does).
+    written = sorted(out.glob(f"{prefix}-*_{architecture}.whl"), key=lambda p: p.stat().st_mtime)
     if not written:
         session.error(f"auditwheel wrote no wheel into {out}")
     session.log(f"repaired wheel: {written[-1]}")

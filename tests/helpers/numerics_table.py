@@ -107,17 +107,18 @@ def measure():
 
 
 def main() -> None:
+    import platform
+    import sys
+
     import openvino as ov
 
-    import platform
-
-    print(f"OpenVINO {ov.__version__.split('-')[0]} on {platform.machine()}, CPU, INFERENCE_PRECISION_HINT=f32, "
-          "second inference\n")
-    print("| op | dtype | input | eager | OpenVINO | equal |")
-    print("|---|---|---|---|---|---|")
-    for row in measure():
-        print("| " + " | ".join(row) + " |")
-
+    lines = [f"OpenVINO {ov.__version__.split('-')[0]} on {platform.machine()}, CPU, INFERENCE_PRECISION_HINT=f32, "
+             "second inference", "", "| op | dtype | input | eager | OpenVINO | equal |", "|---|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(row) + " |" for row in measure()]
+    print("\n".join(lines))
+    if len(sys.argv) > 1:
+        with open(sys.argv[1], "w") as f:
+            f.write("\n".join(lines) + "\n")
 
 if __name__ == "__main__":
     main()
