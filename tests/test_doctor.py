@@ -30,7 +30,8 @@ def test_working_environment(tmp_path, pip_openvino_c_library):
     ok, checks = _checks(proc)
     assert ok and all(c["ok"] for c in checks.values())
     assert list(checks) == ["executorch-openvino", "versions", "runtime", "registration", "OpenVINO C library",
-                            "devices"]
+                            "devices", "CPU results"]
+    assert checks["CPU results"]["detail"][0].startswith("a 32 -> 10 linear layer through the delegate: ")
     assert f"built against executorch {version('executorch')}" in checks["executorch-openvino"]["detail"][1]
     assert "ExecutorchOpenvinoBackend: registered" in checks["registration"]["detail"]
     assert f"loaded {pip_openvino_c_library}" in checks["OpenVINO C library"]["detail"]
@@ -131,3 +132,25 @@ def test_unknown_command_prints_usage(tmp_path):
     proc = _doctor(tmp_path, "docter")
     assert proc.returncode == 2
     assert "usage: python -m executorch_openvino {doctor}" in proc.stderr
+
+
+def test_wrong_cpu_results_fail_the_check_with_the_error_and_the_fix(monkeypatch):
+    # A stand-in for a CPU plugin that computes wrongly (measured: 512-bit SVE under qemu): every output + 1.
+    import executorch_openvino as exov
+    from executorch_openvino import doctor
+
+    real = exov.load_method
+
+    class Off:
+        def __init__(self, method):
+            self.method = method
+
+        def execute(self, inputs):
+            return [t + 1 for t in self.method.execute(inputs)]
+
+    monkeypatch.setattr(exov, "load_method", lambda program: Off(real(program)))
+    check = doctor._cpu_results_check()
+    assert not check.ok
+    assert "from eager PyTorch (relative)" in check.detail[0]
+    assert check.detail[1] == "OpenVINO's CPU plugin computes wrong float32 results on this CPU"
+    assert check.fix.startswith("do not use OpenVINO's CPU plugin on this CPU")

@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from conftest import run_python_json
+from conftest import INSTALL_TREE_LIB, run_python_json
 from executorch_openvino import _native
 
 
@@ -152,7 +152,7 @@ def test_openvino_lib_path_equal_to_the_pip_library_is_credited_to_pip(tmp_path)
 def test_a_loaded_library_reports_the_other_openvinos_present(tmp_path, pip_openvino_c_library):
     # A real load with an install tree present too: the pip package is used, the tree is reported.
     # (a copy: a link to the same file is the same OpenVINO, not another one)
-    tree = tmp_path / "tree" / "runtime" / "lib" / "intel64"
+    tree = tmp_path / "tree" / INSTALL_TREE_LIB
     tree.mkdir(parents=True)
     shutil.copy(pip_openvino_c_library, tree / pip_openvino_c_library.name)
     code = "import json, executorch_openvino as exov; print(json.dumps(exov.load_openvino()))"

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import executorch_openvino as exov
-from conftest import OneInput, SEARCH_VARIABLES, lower
+from conftest import INSTALL_TREE_LIB, OneInput, SEARCH_VARIABLES, lower
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the runner is built on Linux only for now")
 
@@ -278,9 +278,9 @@ def test_a_copied_runner_finds_openvino_by_option_variable_and_install_tree(smal
                                                                             pip_openvino_c_library):
     runner = _copied_runner(tmp_path)
     pte, inputs = small_program
-    tree = tmp_path / "tree" / "runtime" / "lib"
-    tree.mkdir(parents=True)
-    (tree / "intel64").symlink_to(pip_openvino_c_library.parent)
+    tree = tmp_path / "tree" / INSTALL_TREE_LIB
+    tree.parent.mkdir(parents=True)
+    tree.symlink_to(pip_openvino_c_library.parent)
     for env, extra in (({}, ["--openvino-lib", pip_openvino_c_library]),
                        ({"OPENVINO_LIB_PATH": str(pip_openvino_c_library)}, []),
                        ({"INTEL_OPENVINO_DIR": str(tmp_path / "tree")}, [])):
