@@ -22,6 +22,10 @@ Sessions (``nox -l`` lists them):
                         sources: import, run a lowered program, a C++ edit rebuilt on import
   bench                 latency, load time, memory, wheel size and build time of every engine
                         side by side -> build/bench/ (results.md, results.json, latency.png)
+  aarch64_wheel-<py>    the Linux aarch64 wheel, cross-built and repaired -> build/aarch64/repaired/
+  aarch64_emulated      the aarch64 wheel tested under qemu-user in an arm64 Debian root (by hand, root)
+  sdist, wheel-<py>, wheel_aarch64-<py>, release
+                        the release: sdist and six wheels in dist/, checked, indexed, installed by name
 
 Sessions compose: ``tests`` and ``demo`` require ``repair``, which keeps a
 repaired wheel newer than every source file and otherwise builds and repairs
@@ -409,6 +413,7 @@ AARCH64_PLATFORM = "manylinux_2_28_aarch64"  # executorch 1.5.1's aarch64 wheels
 AARCH64_PYTHON = "3.11"  # Debian 12's, in the emulated root
 # What runs under emulation (not yet timed end to end; docs/user-guide/aarch64.md says what does not run).
 AARCH64_TESTS = ["test_cpu_precision.py", "aarch64/test_x86_64_program.py", "test_packaging.py", "test_models.py",
+                 "test_numerics.py",
                  "test_operators.py", "test_runner.py"]
 # The emulated CPU: qemu's "max" has the f16 arithmetic (FEAT_FP16) of the ARM CPUs where
 # OpenVINO's CPU default is f16; 128-bit SVE as on Neoverse N2/V2 (Graviton4, Grace). With qemu's

@@ -182,3 +182,22 @@ def test_a_cumsum_of_a_buffer_changed_later_is_computed_on_every_call():
     reference = CumsumThenChange()
     for _ in range(3):
         assert_exactly_eager(list(method.execute(list(inputs))), eager(reference, inputs))
+
+
+# int32 element-wise ops that numerics="exact" delegates whatever their values (numerics.md): OpenVINO computes
+# them in int32 on both tested releases on x86_64 and on the emulated ARM CPU, where odd values above 2**24
+# (which float32 cannot hold) would show a float32 computation.
+DELEGATED_INT32 = {
+    "add": (lambda a, b: a + b, (torch.tensor([B, -B, 7], dtype=I32), torch.tensor([2, -2, 2**30], dtype=I32))),
+    "sub": (lambda a, b: a - b, (torch.tensor([2**25 + 1, -B], dtype=I32), torch.tensor([2, 2], dtype=I32))),
+    "mul": (lambda a, b: a * b, (torch.tensor([4097, -4097], dtype=I32), torch.tensor([4097, 4097], dtype=I32))),
+    "maximum": (torch.maximum, (torch.tensor([B, -B], dtype=I32), torch.tensor([0, -B - 2], dtype=I32))),
+}
+
+
+@pytest.mark.parametrize("case", list(DELEGATED_INT32))
+def test_delegated_int32_elementwise_ops_are_exact_above_2_24(case):
+    fn, inputs = DELEGATED_INT32[case]
+    pte, summary = lower(Fn(fn), inputs)
+    assert summary.delegated == summary.total, summary
+    assert_exactly_eager(list(exov.load_method(pte).execute(list(inputs))), eager(Fn(fn), inputs))
