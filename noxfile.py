@@ -465,7 +465,7 @@ def aarch64_emulated(session: nox.Session) -> None:
        gets torch, executorch, openvino and the test requirements for aarch64, from a wheelhouse this
        session downloads, then the repaired aarch64 wheel.
     2. Here (x86_64) the repaired x86_64 wheel lowers MiniLM (tests/aarch64/lower_on_x86_64.py).
-    3. Under emulation (QEMU_CPU=max): what OpenVINO reports about the CPU, doctor, the numerics table
+    3. Under emulation (QEMU_CPU=AARCH64_CPU): what OpenVINO reports about the CPU, doctor, the numerics table
        (tests/helpers/numerics_table.py -> build/aarch64/numerics.md), then AARCH64_TESTS.
     """
     (wheel,) = sorted((AARCH64_DIR / "repaired" / AARCH64_PYTHON).glob("*.whl"))

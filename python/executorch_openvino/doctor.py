@@ -172,6 +172,11 @@ SELF_TEST_TOLERANCE = 1e-4  # relative to the largest output; f32 rounding here 
 
 
 def _cpu_results_check() -> Check:
+    import importlib.util
+
+    if importlib.util.find_spec("openvino") is None:  # a machine that only runs .pte files (an install tree)
+        return Check("CPU results", True, ["not run: lowering the test layer needs the openvino Python package "
+                                           "(pip install openvino)"])
     import torch
 
     import executorch_openvino as exov
