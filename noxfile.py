@@ -411,7 +411,7 @@ RUNNER_DIR = BUILD / "runner"
 AARCH64_DIR = BUILD / "aarch64"
 AARCH64_PLATFORM = "manylinux_2_28_aarch64"  # executorch 1.5.1's aarch64 wheels carry the same tag
 AARCH64_PYTHON = "3.11"  # Debian 12's, in the emulated root
-# What runs under emulation (not yet timed end to end; docs/user-guide/aarch64.md says what does not run).
+# What runs under emulation: about 32 min of pytest (130 tests, before test_numerics was added).
 AARCH64_TESTS = ["test_cpu_precision.py", "aarch64/test_x86_64_program.py", "test_packaging.py", "test_models.py",
                  "test_numerics.py",
                  "test_operators.py", "test_runner.py"]
@@ -912,6 +912,11 @@ def _install_torch(session: nox.Session, python: str, interpreter: str) -> dict:
     return release_steps.install_torch(session, interpreter, python, TORCH, WHEELHOUSE, local_build=python == PYTHON)
 
 
+def _release_tag(python: str) -> str:
+    """The wheel tag pip picks on CPython `python`: its own, or the abi3 wheel's from 3.12 on."""
+    return RELEASE_WHEEL_TAGS[python if python in RELEASE_WHEEL_TAGS else ABI3_PYTHONS[0]]
+
+
 RELEASE_WHEEL_SESSIONS = [f"{name}-{python}" for name in ("wheel", "wheel_aarch64") for python in WHEEL_PYTHONS]
 
 
@@ -963,7 +968,7 @@ def release(session: nox.Session) -> None:
         urls = [item["download_info"]["url"] for item in json.loads(picked.read_text())["install"]
                 if item["metadata"]["name"] == "executorch-openvino"]
         chosen = [url.rsplit("/", 1)[-1] for url in urls]
-        wanted = RELEASE_WHEEL_TAGS[python if python in RELEASE_WHEEL_TAGS else ABI3_PYTHONS[0]]
+        wanted = _release_tag(python)
         if urls != [(DIST / f"executorch_openvino-{version}-{wanted}-{MANYLINUX_PLATFORM}.whl").as_uri()]:
             session.error(f"pip on {python} installed {urls}, not the {wanted} wheel from dist/")
         with session.chdir(session.create_tmp()):
@@ -977,7 +982,7 @@ def release(session: nox.Session) -> None:
         shutil.rmtree(folder)  # several GB each with torch's CUDA build
     picked_aarch64 = {}
     for python in INSTALL_PYTHONS:
-        wanted = RELEASE_WHEEL_TAGS[python if python in RELEASE_WHEEL_TAGS else ABI3_PYTHONS[0]]
+        wanted = _release_tag(python)
         folder = RELEASE_BUILD / "aarch64-picks" / python
         shutil.rmtree(folder, ignore_errors=True)
         session.run("python", "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "--platform",
@@ -988,7 +993,7 @@ def release(session: nox.Session) -> None:
             session.error(f"pip for aarch64 CPython {python} picked {chosen} from the index, not the {wanted} wheel")
         picked_aarch64[python] = chosen[0]
     # Build figures exist where this machine built the wheels (not when CI jobs built them elsewhere).
-    built = {n: json.loads(f.read_text()) for p in WHEEL_PYTHONS for n in (f"wheel-{p}", f"wheel_aarch64-{p}")
+    built = {n: json.loads(f.read_text()) for n in RELEASE_WHEEL_SESSIONS
              if (f := RELEASE_BUILD / f"{n}.json").is_file()}
     sizes = [{"file": p.name, "bytes": p.stat().st_size} for p in artifacts]
     report = {"cpu": release_steps.cpu_model(), "commit": release_steps.git_commit(ROOT), "artifacts": sizes,

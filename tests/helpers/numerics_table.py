@@ -120,5 +120,6 @@ def main() -> None:
         with open(sys.argv[1], "w") as f:
             f.write("\n".join(lines) + "\n")
 
+
 if __name__ == "__main__":
     main()
