@@ -3,7 +3,6 @@ the default lowering keeps the result exact; ``numerics="fast"`` delegates anywa
 
 from __future__ import annotations
 
-import platform
 
 import pytest
 import torch
@@ -186,10 +185,10 @@ def test_a_cumsum_of_a_buffer_changed_later_is_computed_on_every_call():
         assert_exactly_eager(list(method.execute(list(inputs))), eager(reference, inputs))
 
 
-# int32 element-wise ops that numerics="exact" delegates whatever their values (numerics.md), on odd values above
-# 2**24, which float32 cannot hold: OpenVINO 2026.4.1 computes them in int32 on x86_64 (both releases) but in
-# float32 on the emulated ARM CPU (the aarch64 column of numerics.md), where these results are wrong.
-DELEGATED_INT32 = {
+# int32 element-wise ops on odd values above 2**24, which float32 cannot hold: OpenVINO 2026.4.1 computes them
+# exactly on x86_64 and through float32 on ARM (the aarch64 column of numerics.md), so the default lowering
+# keeps them on ExecuTorch unless their range is proven; numerics="fast" delegates them.
+INT32_ELEMENTWISE = {
     "add": (lambda a, b: a + b, (torch.tensor([B, -B, 7], dtype=I32), torch.tensor([2, -2, 2**30], dtype=I32))),
     "sub": (lambda a, b: a - b, (torch.tensor([2**25 + 1, -B], dtype=I32), torch.tensor([2, 2], dtype=I32))),
     "mul": (lambda a, b: a * b, (torch.tensor([4097, -4097], dtype=I32), torch.tensor([4097, 4097], dtype=I32))),
@@ -197,12 +196,11 @@ DELEGATED_INT32 = {
 }
 
 
-@pytest.mark.xfail(platform.machine() == "aarch64", strict=True,
-                   reason="known wrong answer: OpenVINO computes int32 add/sub/mul/maximum in float32 on ARM and "
-                          "numerics='exact' still delegates them (docs/user-guide/aarch64.md)")
-@pytest.mark.parametrize("case", list(DELEGATED_INT32))
-def test_delegated_int32_elementwise_ops_are_exact_above_2_24(case):
-    fn, inputs = DELEGATED_INT32[case]
+@pytest.mark.parametrize("case", list(INT32_ELEMENTWISE))
+def test_int32_elementwise_ops_past_2_24_are_exact_on_every_cpu(case):
+    fn, inputs = INT32_ELEMENTWISE[case]
     pte, summary = lower(Fn(fn), inputs)
-    assert summary.delegated == summary.total, summary
+    assert summary.delegated == 0, summary
     assert_exactly_eager(list(exov.load_method(pte).execute(list(inputs))), eager(Fn(fn), inputs))
+    _, fast = lower(Fn(fn), inputs, partitioner=exov.OpenvinoPartitioner(numerics="fast"))
+    assert fast.delegated == fast.total

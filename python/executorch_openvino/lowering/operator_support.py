@@ -23,8 +23,9 @@ PyTorch. Measured with OpenVINO 2025.4.1 and 2026.4.1 on CPU:
 So a node reading or writing integers is taken only when it moves or selects
 values without computing new ones (view, slice, cat, gather, casts that
 widen...), produces positions (argmax, topk, pooling indices), reads indices
-(embedding), or is int32 add/sub/mul/abs/neg/minimum/maximum/bitwise (measured
-exact); float64 not at all. The runtime also
+(embedding), or is an int32 bitwise op; float64 not at all. int32
+add/sub/mul need a proven range like int64: ARM computes them in float32
+(see INT32_EXACT). The runtime also
 refuses int64 inputs outside the int32 range. A node is further taken only when
 all its tensors are contiguous. Symbolic integers (sizes of dynamic
 dimensions) are computed on ExecuTorch's side and reach a partition as int
@@ -76,19 +77,22 @@ INDEX_RESULTS = frozenset({
 })
 # Ops that turn constant arguments into values: their arguments must fit int32 too.
 CONSTANT_MAKERS = frozenset({"aten.full.default", "aten.full_like.default", "aten.scalar_tensor.default"})
-# int32 arithmetic measured exact, wrapping as PyTorch does (2026.4.1, CPU).
+# int32 ops taken whatever their values: bitwise ops, which have no float32 form.
+# int32 add/sub/mul/maximum are exact on x86_64 but computed in float32 on ARM
+# (OpenVINO 2026.4.1 under emulation: [2**24+1] + [2] gave 16777218), and a
+# program lowered here may run there: they are range-proven like the rest.
 # Everything else reading integers (comparisons, relu, clamp, amax, sum,
 # matmul, pow, floor...) is computed through float32 and wrong above 2**24.
 INT32_EXACT = frozenset({
-    "aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor", "aten.abs.default", "aten.neg.default",
-    "aten.minimum.default", "aten.maximum.default", "aten.bitwise_and.Tensor",
-    "aten.bitwise_or.Tensor", "aten.bitwise_xor.Tensor", "aten.bitwise_not.default",
+    "aten.bitwise_and.Tensor", "aten.bitwise_or.Tensor", "aten.bitwise_xor.Tensor", "aten.bitwise_not.default",
 })
 # Ops OpenVINO computes through float32 or int32 when their inputs are
 # integers: exact when every integer they read or return is proven to lie
 # within float32's exact range (integer_ranges.py), and every number argument
 # is an int there too. int64 add/sub/mul wrap at int32 in OpenVINO: exact there as well.
 RANGE_EXACT = INT32_EXACT | frozenset({
+    "aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor", "aten.abs.default", "aten.neg.default",
+    "aten.minimum.default", "aten.maximum.default",
     "aten.eq.Tensor", "aten.eq.Scalar", "aten.ne.Tensor", "aten.ne.Scalar", "aten.lt.Tensor", "aten.lt.Scalar",
     "aten.le.Tensor", "aten.le.Scalar", "aten.gt.Tensor", "aten.gt.Scalar", "aten.ge.Tensor", "aten.ge.Scalar",
     "aten.arange.default", "aten.arange.start", "aten.arange.start_step", "aten.relu.default",
