@@ -16,8 +16,9 @@ I32 = torch.int32
 ZERO_D = {
     "float scalar times a vector": (lambda s, v: s * v, (torch.tensor(2.5), torch.randn(3))),
     "float scalar in and out": (lambda s: s * 3.0 - 1.0, (torch.tensor(2.5),)),
-    "int32 scalar plus a vector": (lambda s, v: s + v, (torch.tensor(2, dtype=I32), torch.tensor([1, 5], dtype=I32))),
-    "int32 scalars in and out": (lambda a, b: a * b - a, (torch.tensor(6, dtype=I32), torch.tensor(-7, dtype=I32))),
+    # int32 bitwise ops: delegated whatever the values (int32 add/mul need a proven range, numerics.md).
+    "int32 scalar xor a vector": (lambda s, v: s ^ v, (torch.tensor(2, dtype=I32), torch.tensor([1, 5], dtype=I32))),
+    "int32 scalars in and out": (lambda a, b: (a & b) | ~a, (torch.tensor(6, dtype=I32), torch.tensor(-7, dtype=I32))),
     "sum of a (3,) tensor": (lambda x: x.sum(), (torch.randn(3),)),
     "expand to ()": (lambda s: s.expand(()) * 1.5, (torch.tensor(2.0),)),
     "0-d and 1-d outputs": (lambda x: (x.mean(), x.amax(0, keepdim=True)), (torch.randn(4),)),
