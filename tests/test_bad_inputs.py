@@ -36,7 +36,7 @@ def _still_works(method):
 
 REFUSED = {
     "float64 instead of float32": ([X.double()], "input 0 of method 'forward' has dtype torch.float64, the method was "
-                                                 "exported for torch.float32; pass x.to(torch.float32)"),
+                                                 "exported for torch.float32; pass x.to(torch.float32) for it"),
     "int32 instead of float32": ([X.int()], "has dtype torch.int32, the method was exported for torch.float32"),
     "complex64": ([torch.complex(X, X)], "has dtype torch.complex64, the method was exported for torch.float32; "
                                          "complex values have no OpenVINO type"),
@@ -101,6 +101,28 @@ def test_past_a_dynamic_upper_bound_names_the_bound():
     for rows in (1, 7, 100):
         y = torch.randn(rows, 3)
         assert_matches_eager(list(method.execute([y])), eager(OneInput(_model), (y,)))
+
+
+@pytest.mark.parametrize("second, message", [
+    (torch.tensor([3]), r"input 1 of method 'forward' has dtype torch.int64, the method was exported for torch.int32"),
+    (torch.tensor([3, 4], dtype=torch.int32), r"input 1 of method 'forward' has shape \(2,\), the method was exported "
+                                              r"for \(1,\)"),
+], ids=["dtype", "shape"])
+def test_a_smaller_dynamic_input_is_not_blamed_for_a_later_inputs_mistake(second, message):
+    # A tester found "input 0 ... has shape (6, 16)" for a valid input 0 below its bound.
+    class Scale(torch.nn.Module):
+        def forward(self, x, k):
+            return x * k.to(torch.float32)
+
+    model = Scale()
+    n = torch.export.Dim("n", min=1, max=64)
+    method = exov.load_method(exov.lower(model, (torch.randn(8, 16), torch.tensor([3], dtype=torch.int32)),
+                                         dynamic_shapes=({0: n}, None)).buffer)
+    small = torch.randn(6, 16)
+    with pytest.raises(ValueError, match=message):
+        method.execute([small, second])
+    k = torch.tensor([3], dtype=torch.int32)
+    assert_matches_eager(list(method.execute([small, k])), eager(model, (small, k)))
 
 
 def test_a_wrong_static_size_next_to_a_dynamic_one_is_refused_by_the_delegate():

@@ -57,19 +57,22 @@ def _shape(sizes) -> str:
 
 
 def explain_refused_inputs(meta, inputs: Sequence) -> str | None:
-    """Names the first input that ``meta`` (an ExecuTorch ``MethodMeta``) does not take.
+    """Names an input that ``meta`` (an ExecuTorch ``MethodMeta``) does not take.
 
-    Checks the count, that tensor inputs are tensors, then dtype, rank and
-    sizes. ``meta`` records a dynamic dimension by its upper bound, so call
-    this only once ExecuTorch has refused the inputs: a smaller size is then
-    the reason. Returns ``None`` when every input fits, so the caller keeps
-    ExecuTorch's own error.
+    Checks the count, then every input's kind, dtype and rank, then sizes:
+    first a size above the recorded one, then one below it. ``meta`` records
+    a dynamic dimension by its upper bound, so a smaller size may be valid:
+    it is named only when nothing else explains the refusal (a tester found
+    a valid smaller dynamic input 0 blamed for input 1's wrong dtype). Call
+    this only once ExecuTorch has refused the inputs. Returns ``None`` when
+    every input fits, so the caller keeps ExecuTorch's own error.
     """
     name = meta.name()
     count = meta.num_inputs()
     if len(inputs) != count:
         return (f"method '{name}' takes {count} input{'s' if count != 1 else ''}, "
                 f"{len(inputs)} {'were' if len(inputs) != 1 else 'was'} given; pass exactly {count}, in one list")
+    tensors = []  # (index, value, expected sizes) of tensor inputs whose kind, dtype and rank fit
     for i, value in enumerate(inputs):
         try:
             info = meta.input_tensor_meta(i)
@@ -83,15 +86,18 @@ def explain_refused_inputs(meta, inputs: Sequence) -> str | None:
                     f"{expected_dtype} tensor of shape {_shape(expected)}")
         if value.dtype != expected_dtype:
             fix = ("complex values have no OpenVINO type: export the model for torch.view_as_real(x)"
-                   if value.is_complex() else f"pass x.to({expected_dtype})")
+                   if value.is_complex() else f"pass x.to({expected_dtype}) for it")
             return (f"input {i} of method '{name}' has dtype {value.dtype}, the method was exported for "
                     f"{expected_dtype}; {fix}")
         if value.dim() != len(expected):
             return (f"input {i} of method '{name}' has {value.dim()} dimension{'s' if value.dim() != 1 else ''} "
                     f"(shape {_shape(value.shape)}), the method was exported for {len(expected)} "
                     f"(shape {_shape(expected)})")
-        if tuple(value.shape) != expected:
-            return (f"input {i} of method '{name}' has shape {_shape(value.shape)}, the method was exported for "
-                    f"{_shape(expected)} (for dimensions exported as dynamic: their upper bounds); pass that "
-                    f"shape, or export with dynamic_shapes that cover this one")
+        tensors.append((i, value, expected))
+    for too_large in (True, False):
+        for i, value, expected in tensors:
+            if any((got > want) if too_large else (got < want) for got, want in zip(value.shape, expected)):
+                return (f"input {i} of method '{name}' has shape {_shape(value.shape)}, the method was exported "
+                        f"for {_shape(expected)} (for dimensions exported as dynamic: their upper bounds); pass "
+                        f"that shape, or export with dynamic_shapes that cover this one")
     return None
