@@ -147,6 +147,14 @@ bool scalar_input(const std::string& text, size_t i, Tag tag, EValue* out, std::
 
 bool tensor_input(const std::string& path, size_t i, const MethodMeta& meta, InputTensor* out, std::string* error) {
   auto info = meta.input_tensor_meta(i);
+  for (const char* prefix : {"int:", "float:", "bool:"}) {
+    if (path.rfind(prefix, 0) == 0) {  // a value for a non-tensor input given to a tensor input
+      *error = "input " + std::to_string(i) + " is a " + executorch::runtime::toString(info->scalar_type()) + " " +
+               shape_text(to_shape(info->sizes())) + " tensor: pass a .npy file (" + prefix +
+               " values are for non-tensor inputs)";
+      return false;
+    }
+  }
   executorch_openvino::NpyArray array;
   if (!executorch_openvino::read_npy(path, &array, error)) {
     *error = "input " + std::to_string(i) + ": " + *error;

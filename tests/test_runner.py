@@ -214,6 +214,8 @@ def test_minilm_outputs_equal_pythons_bit_for_bit(tmp_path):
     (["{pte}", "--input", "{x64}", "--input", "{ids}"],
      "input 0 \\('.*x64.npy'\\) holds NumPy type '<f8'; the method takes Float \\('<f4'\\)"),
     (["{pte}", "--input", "{x}", "--input", "gone.npy"], "input 1: cannot open 'gone.npy'"),
+    (["{pte}", "--input", "{x}", "--input", "int:3"], "input 1 is a Long \\(2, 3\\) tensor: pass a .npy file \\(int: values "
+                                                     "are for non-tensor inputs\\)"),
     (["{pte}", "--input", "{pte}", "--input", "{ids}"], "is not a .npy file"),
     (["{pte}", "--input", "{fortran}", "--input", "{ids}"], "is in Fortran order"),
     (["{pte}", "--input", "{huge}", "--input", "{ids}"],
