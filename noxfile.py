@@ -411,7 +411,7 @@ RUNNER_DIR = BUILD / "runner"
 AARCH64_DIR = BUILD / "aarch64"
 AARCH64_PLATFORM = "manylinux_2_28_aarch64"  # executorch 1.5.1's aarch64 wheels carry the same tag
 AARCH64_PYTHON = "3.11"  # Debian 12's, in the emulated root
-# What runs under emulation: about 32 min of pytest (130 tests, before test_numerics was added).
+# What runs under emulation: 173 tests in 26 min of pytest (AMD EPYC host, 2 cores, QEMU_CPU=AARCH64_CPU).
 AARCH64_TESTS = ["test_cpu_precision.py", "aarch64/test_x86_64_program.py", "test_packaging.py", "test_models.py",
                  "test_numerics.py",
                  "test_operators.py", "test_runner.py"]
