@@ -218,3 +218,23 @@ def test_an_integer_remainder_lowering_cannot_rewrite_is_refused(model, inputs):
     # Left as it is, ExecuTorch gave [-3, 3] for [-7, 7] % 4 (eager [1, 3]).
     with pytest.raises(ValueError, match="is an integer remainder"):
         exov.lower(model, inputs)
+
+
+# A float arange written with integer ends: OpenVINO's frontend took start's type
+# and returned [0, 0, 1, 1, 2, 2] for arange(0, 3, 0.5) until passes/arange_dtypes.py.
+FLOAT_ARANGES = {
+    "halves from integer ends": lambda x: torch.arange(0, 3, 0.5) + x,
+    "tenths from integer ends": lambda x: torch.arange(0, 1, 0.1)[:6] + x,
+    "quarters from 1 to 2.5": lambda x: torch.arange(1, 2.5, 0.25) + x,
+    "bfloat16 halves": lambda x: torch.arange(0, 3, 0.5, dtype=torch.bfloat16).float() + x,
+}
+
+
+@pytest.mark.parametrize("case", list(FLOAT_ARANGES))
+def test_a_float_arange_with_integer_ends_keeps_its_fractions(case):
+    module, inputs = Fn(FLOAT_ARANGES[case]), (torch.zeros(6),)
+    pte, summary = lower(module, inputs)
+    assert summary.delegated == summary.total, summary  # OpenVINO computes the arange
+    for x in (inputs[0], torch.linspace(-3.0, 3.0, 6)):
+        (got,), (expected,) = run(pte, (x,)), eager(module, (x,))
+        assert got.dtype == expected.dtype and torch.equal(got, expected), (got, expected)

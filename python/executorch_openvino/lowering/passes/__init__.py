@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import torch
 
-from . import (aten_spelling, avg_pool_padding, bool_casts, constant_cumsums, integer_remainders,
+from . import (arange_dtypes, aten_spelling, avg_pool_padding, bool_casts, constant_cumsums, integer_remainders,
                kept_result_copies, nan_propagation, per_channel_dequantize, returned_inputs,
                zero_dim_integer_dtypes)
 
@@ -49,6 +49,7 @@ def run_before_emission(program) -> int:
 def run_before_conversion(program: torch.export.ExportedProgram, *, propagate_nans: bool) -> None:
     """Stage 3 on one partition. `propagate_nans`: ``numerics="exact"``."""
     aten_spelling.restore_aten_ops(program)
+    arange_dtypes.state_float_arange_dtypes(program)
     per_channel_dequantize.write_out_per_channel_dequantize(program)
     avg_pool_padding.pad_explicitly(program)
     nan_propagation.zero_rows_without_keys(program)
