@@ -238,3 +238,30 @@ def test_a_float_arange_with_integer_ends_keeps_its_fractions(case):
     for x in (inputs[0], torch.linspace(-3.0, 3.0, 6)):
         (got,), (expected,) = run(pte, (x,)), eager(module, (x,))
         assert got.dtype == expected.dtype and torch.equal(got, expected), (got, expected)
+
+
+# Quotients that are exact integers: OpenVINO (its divide is a multiply by the
+# reciprocal once read from IR) gave 41 / 41 = 0.99999994, so floor, casts and
+# comparisons of it were off by one; operator_support.DIVISIONS keeps these divisions.
+NUMERATORS, DENOMINATORS = torch.tensor([41.0, 47.0, 55.0, 82.0, -49.0]), torch.tensor([41.0, 47.0, 55.0, 41.0, 49.0])
+ROUNDED_QUOTIENTS = {
+    "floor": (lambda a, b: torch.floor(a / b), (NUMERATORS, DENOMINATORS)),
+    "ceil of the negated": (lambda a, b: torch.ceil(-a / b) * 2, (NUMERATORS, DENOMINATORS)),
+    "trunc after a view": (lambda a, b: torch.trunc((a / b).reshape(1, 5)), (NUMERATORS, DENOMINATORS)),
+    "int64 quotient cast back": (lambda a, b: (a / b).long() + 1, (NUMERATORS.long(), DENOMINATORS.long())),
+    "compared with 1": (lambda a, b: (a / b) >= 1, (NUMERATORS, DENOMINATORS)),
+    "frac": (lambda a, b: torch.frac(a / b) + b, (NUMERATORS, DENOMINATORS)),
+}
+
+
+@pytest.mark.parametrize("case", list(ROUNDED_QUOTIENTS))
+def test_a_rounded_quotient_is_exact(case):
+    fn, inputs = ROUNDED_QUOTIENTS[case]
+    pte, summary = lower(Fn(fn), inputs)
+    assert summary.delegated > 0, summary  # what reads the quotient runs on OpenVINO
+    assert_matches_eager(run(pte, inputs), eager(Fn(fn), inputs), rtol=0, atol=0)
+
+
+def test_a_quotient_used_as_a_float_stays_on_openvino():
+    pte, summary = lower(Fn(lambda a, b: torch.softmax(a / b, 0)), (NUMERATORS, DENOMINATORS))
+    assert summary.delegated == summary.total, summary

@@ -194,6 +194,19 @@ SPECIAL_VALUE_OPS = frozenset({
     "aten.remainder.Tensor", "aten.remainder.Scalar", "aten.remainder.default",
     "aten.fmod.Tensor", "aten.fmod.Scalar",
 })
+# A float division whose quotient is rounded, truncated, cast to an integer or
+# compared: OpenVINO's CPU plugin divides by multiplying with the reciprocal
+# once the model has gone through IR (its PyTorch frontend's mark against that
+# is not written to IR), so 41 / 41 gives 0.99999994, and floor(41 / 41) 0
+# (OpenVINO 2026.4.1; eager 1). Such a division stays on ExecuTorch's kernels,
+# which divide correctly rounded; other quotients are within 1 ulp.
+DIVISIONS = frozenset({"aten.div.Tensor", "aten.div.Scalar"})
+QUOTIENT_ROUNDERS = frozenset({
+    "aten.floor.default", "aten.ceil.default", "aten.trunc.default", "aten.round.default",
+    "aten.round.decimals", "aten.frac.default",
+    "aten.eq.Tensor", "aten.eq.Scalar", "aten.ne.Tensor", "aten.ne.Scalar", "aten.lt.Tensor", "aten.lt.Scalar",
+    "aten.le.Tensor", "aten.le.Scalar", "aten.gt.Tensor", "aten.gt.Scalar", "aten.ge.Tensor", "aten.ge.Scalar",
+})
 # Ops that may take an int (SymInt) argument: OpenVINO's converter reads the
 # sizes lists of these as scalars, which is how the delegate binds ints. It
 # wants 1-element tensors elsewhere (slice bounds: "shape_rank.compatible(1)"
@@ -259,6 +272,27 @@ def _int_arguments_allowed(node: torch.fx.Node, name: str, inputs: list) -> bool
         return False
     return name not in _EXPANDS or len({a for a in node.all_input_nodes
                                         if isinstance(a.meta.get("val"), torch.SymInt)}) <= 1
+
+
+def _quotient_is_rounded(division: torch.fx.Node) -> bool:
+    """A float quotient reaches, through value-preserving ops only, a rounding, an integer cast or a
+    comparison (DIVISIONS)."""
+    if not any(t.is_floating_point() for t in tensors_of(division.meta.get("val"))):
+        return False
+    pending, seen = list(division.users), set()
+    while pending:
+        user = pending.pop()
+        if user in seen or user.op != "call_function":
+            continue
+        seen.add(user)
+        name = op_name(user.target)
+        if name in QUOTIENT_ROUNDERS:
+            return True
+        if name in CASTS and any(not t.is_floating_point() for t in tensors_of(user.meta.get("val"))):
+            return True
+        if name in VALUE_PRESERVING or name == "getitem":
+            pending.extend(user.users)
+    return False
 
 
 def _is_contiguous_dim_order(node: torch.fx.Node) -> bool:
@@ -390,6 +424,8 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         if any(t.dtype == torch.float64 for t in tensors):
             return False
         if name in SPECIAL_VALUE_OPS and any(t.is_floating_point() for t in input_tensors):
+            return False
+        if name in DIVISIONS and _quotient_is_rounded(node):
             return False
 
         integer = [t for t in tensors if t.dtype in _INTEGER_RANK and t.dtype != torch.bool]
