@@ -24,6 +24,9 @@ using executorch::runtime::Span;
 
 namespace {
 
+// The tensor name prefix of an index check output (processed_blob.py, INDEX_CHECK_PREFIX).
+constexpr char kIndexCheckPrefix[] = "executorch_openvino_index_check:";
+
 std::atomic<int> live_partitions{0};
 std::atomic<uint64_t> outputs_in_place{0};
 std::atomic<uint64_t> outputs_copied{0};
@@ -239,6 +242,18 @@ Error open_partition(std::shared_ptr<SharedCompiledModel> model, std::unique_ptr
     report_error("init: " + (error.empty() ? ov_message("could not query the compiled model") : error));
     return Error::Internal;
   }
+  // Index checks follow the partition's outputs: take them off the end.
+  const size_t prefix = sizeof(kIndexCheckPrefix) - 1;
+  std::vector<PortInfo>& outputs = partition->outputs;
+  while (!outputs.empty() && outputs.back().name.compare(0, prefix, kIndexCheckPrefix) == 0) {
+    if (outputs.back().type != BOOLEAN) {
+      report_error("init: the index check output '" + outputs.back().name + "' is not a bool; lower the model again");
+      return Error::InvalidProgram;
+    }
+    partition->index_checks.insert(partition->index_checks.begin(),
+                                   {outputs.size() - 1, outputs.back().name.substr(prefix)});
+    outputs.pop_back();
+  }
   partition->bound_inputs.resize(partition->inputs.size());
   partition->bound_outputs.resize(partition->outputs.size());
   // Constructed, not resized: resize would add std::vector<char>'s growth code to the exported symbols.
@@ -277,6 +292,21 @@ Error execute_partition(Partition& partition, Span<EValue*> args) {
   if (status != OK) {
     report_error(ov_message("execute: OpenVINO inference failed"));
     return Error::Internal;
+  }
+  for (const Partition::IndexCheck& check : partition.index_checks) {
+    TensorGuard result;
+    void* data = nullptr;
+    if (api.ov_infer_request_get_output_tensor_by_index(partition.request, check.output, &result.t) != OK ||
+        api.ov_tensor_data(result.t, &data) != OK || data == nullptr) {
+      report_error(ov_message("execute: could not read the index check of " + check.message));
+      return Error::Internal;
+    }
+    if (*static_cast<const char*>(data) != 0) {
+      // OpenVINO would have returned zeros or a wrapped row; PyTorch raises IndexError.
+      report_error("execute: " + check.message + " (PyTorch raises IndexError for it); pass indices within the " +
+                   "size of the dimension they index");
+      return Error::InvalidArgument;
+    }
   }
   for (size_t i = 0; i < n_out; ++i) {
     if (!partition.copy_after[i]) {

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace executorch_openvino {
@@ -55,6 +56,14 @@ struct Partition {
   std::vector<BoundBuffer> bound_inputs;
   std::vector<BoundBuffer> bound_outputs;
   std::vector<char> copy_after;  // per output, this call: copied after inference
+  // The compiled model's outputs after `outputs` that are index checks, not
+  // ExecuTorch's: a 0-d bool each, true when a lookup read an index outside its
+  // table; the call then fails with `message` (lowering/passes/index_checks.py).
+  struct IndexCheck {
+    size_t output;
+    std::string message;
+  };
+  std::vector<IndexCheck> index_checks;
 
   Partition();
   Partition(const Partition&) = delete;

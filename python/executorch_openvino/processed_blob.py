@@ -49,6 +49,12 @@ CHECKSUM_OFFSET = FIELD_OFFSETS["checksum"]
 # The IR's rt_info entry naming the OpenVINO release that lowered it
 # (``ov.get_version()``), which the runtime names when it cannot read the IR.
 LOWERED_WITH_KEY = "executorch_openvino_lowered_with"
+# The tensor name prefix of an IR output that is an index check, not a partition
+# output: a 0-d bool, true when a lookup read an index outside its table; the rest
+# of the name is the message (lowering/passes/index_checks.py). The runtime
+# (native/partition_executor.cpp, kIndexCheckPrefix) keeps such outputs, which
+# follow the partition's own, from ExecuTorch and fails the call when one is true.
+INDEX_CHECK_PREFIX = "executorch_openvino_index_check:"
 
 
 class OpenvinoIr(NamedTuple):

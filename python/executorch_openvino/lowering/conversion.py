@@ -14,9 +14,9 @@ from pathlib import Path
 
 import torch
 
-from ..processed_blob import LOWERED_WITH_KEY, OpenvinoIr
+from ..processed_blob import INDEX_CHECK_PREFIX, LOWERED_WITH_KEY, OpenvinoIr
 from .ops import TORCH_TO_OPENVINO
-from .passes import returned_copies, run_before_conversion
+from .passes import index_checks, returned_copies, run_before_conversion
 
 
 class ConversionError(RuntimeError):
@@ -131,12 +131,13 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
     _check_int64_constants(program)
     run_before_conversion(program, propagate_nans=propagate_nans)
     positions = returned_copies.return_copy_sources(program)
+    checks = index_checks.add_index_checks(program)
     try:
         model = ov.convert_model(program)
     except Exception as exc:  # OpenVINO raises several exception types
         raise ConversionError(f"OpenVINO's PyTorch frontend could not convert the partition: {exc}") from exc
-    if len(model.outputs) == max(positions, default=-1) + 1:
-        model = returned_copies.restore_copies(model, positions)
+    if len(model.outputs) == max(positions, default=-1) + 1 + len(checks):
+        model = returned_copies.restore_copies(model, positions, trailing=len(checks))
 
     model = _restore_dropped_inputs(model, program)
     if len(model.inputs) != len(inputs):
@@ -144,9 +145,10 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
             f"OpenVINO's model has {len(model.inputs)} inputs but the partition has {len(inputs)}; "
             "the runtime binds inputs by position, so this partition cannot be delegated"
         )
-    if len(model.outputs) != len(outputs):
+    if len(model.outputs) != len(outputs) + len(checks):
         raise ConversionError(
             f"OpenVINO's model has {len(model.outputs)} outputs but the partition has {len(outputs)}"
+            + (f" and {len(checks)} index checks" if checks else "")
         )
 
     # Every size that is not symbolic is fixed, in dynamic inputs too: the
@@ -168,6 +170,8 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
     for i, value in enumerate(outputs):
         ppp.output(i).tensor().set_element_type(_openvino_type(value, f"partition output {i}"))
     model = ppp.build()
+    for k, message in enumerate(checks):
+        model.output(len(outputs) + k).get_tensor().set_names({INDEX_CHECK_PREFIX + message})
     # Named by the runtime when another OpenVINO cannot read this IR (what
     # OpenVINO records itself differs: "OpenVINO Runtime" in 2026.4.1, only
     # from its converter in 2025.4.1).

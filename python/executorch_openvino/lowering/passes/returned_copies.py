@@ -48,11 +48,12 @@ def return_copy_sources(program: torch.export.ExportedProgram) -> list[int]:
     return positions
 
 
-def restore_copies(model, positions: list[int]):
+def restore_copies(model, positions: list[int], trailing: int = 0):
     """One OpenVINO result per partition output, in order; copies share their source's port.
 
     Each result gets its own output tensor, so the returned buffers stay
-    distinct (a result fed by a parameter is copied by the delegate).
+    distinct (a result fed by a parameter is copied by the delegate). The
+    model's last `trailing` results (index checks) stay last, as they are.
     """
     import openvino as ov
 
@@ -60,4 +61,5 @@ def restore_copies(model, positions: list[int]):
         return model
     results = model.get_results()
     ports = [results[p].input_value(0) for p in positions]
+    ports += [r.input_value(0) for r in results[len(results) - trailing:]] if trailing else []
     return ov.Model([ov.opset13.result(port) for port in ports], model.get_parameters(), model.get_friendly_name())

@@ -1,0 +1,122 @@
+"""Makes a delegated lookup fail, as PyTorch does, when an index lies outside the table it reads.
+
+OpenVINO's ``Gather`` returns zeros for an index past the end and wraps a
+negative one (2026.4.1, CPU): ``Embedding(10, 4)`` returned a row of zeros for
+index 12 and the last row for -1, where eager PyTorch raises ``IndexError`` and
+ExecuTorch's own kernels fail the call. So each ``embedding``, ``index_select``
+and tensor ``index`` of a partition gets a check, computed by OpenVINO in the
+same inference: a 0-d bool that is true when any index is out of range,
+returned as an extra output after the partition's own. The tensor name of
+that output starts with :data:`~executorch_openvino.processed_blob.INDEX_CHECK_PREFIX`
+and carries the message; the delegate keeps these outputs from ExecuTorch and
+fails the call, with the message, when one is true (``native/partition_executor.cpp``).
+
+Indexing with two or more index tensors (``w[i, j]``) reaches OpenVINO as one
+flattened index, ``i * columns + j``, which reads the wrong element for a
+negative ``j`` (``w[1, -3]`` gave ``w[0, 0]``): such indices are first made
+non-negative, ``where(j < 0, j + n, j)``.
+
+Valid indices are PyTorch's: ``[0, n)`` for ``embedding`` and ``index_select``,
+``[-n, n)`` for indexing. Not checked: lookups whose table size along the
+indexed dimension is symbolic (dynamic shapes), and bool masks, whose shape
+PyTorch checks at export. OpenVINO compares integers through float32; the
+rounding is monotonic, so an index outside the table is always caught, and
+only in a table of more than 2**24 rows can a valid index near its end be
+refused too. The checks use ops that OpenVINO 2025.4.1 converts as well (it
+has no rule for ``logical_or``).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..ops import op_name
+
+aten = torch.ops.aten
+
+
+def _call(graph: torch.fx.Graph, target, *args) -> torch.fx.Node:
+    created = graph.call_function(target, args)
+    values = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in args]
+    with next(v for v in values if isinstance(v, torch.Tensor)).fake_mode:
+        created.meta["val"] = target(*values)
+    return created
+
+
+def _indexed(node: torch.fx.Node):
+    """(index node, table size, lowest valid index) for each tensor of indices `node` reads."""
+    name = op_name(node.target)
+    value = lambda n: n.meta.get("val") if isinstance(n, torch.fx.Node) else None  # noqa: E731
+    if name == "aten.embedding.default":
+        return [(node.args[1], value(node.args[0]).shape[0], 0)]
+    if name == "aten.index_select.default":
+        table, dim = value(node.args[0]), node.args[1]
+        return [(node.args[2], table.shape[dim % table.dim()], 0)]
+    if name == "aten.index.Tensor":
+        table, found, dim = value(node.args[0]), [], 0
+        for index in node.args[1]:
+            indices = value(index)
+            if indices is None:
+                dim += 1
+            elif indices.dtype == torch.bool:
+                dim += indices.dim()
+            else:
+                found.append((index, table.shape[dim], -table.shape[dim]))
+                dim += 1
+        return found
+    return []
+
+
+def _make_non_negative(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
+    """Rewrites the tensor indices of the ``aten.index.Tensor`` `node` as ``where(i < 0, i + n, i)``."""
+    table, indices, dim = node.args[0].meta["val"], list(node.args[1]), 0
+    for k, index in enumerate(indices):
+        value = index.meta.get("val") if isinstance(index, torch.fx.Node) else None
+        if value is not None and value.dtype != torch.bool and isinstance(table.shape[dim], int):
+            with graph.inserting_before(node):
+                negative = _call(graph, aten.lt.Scalar, index, 0)
+                indices[k] = _call(graph, aten.where.self, negative,
+                                   _call(graph, aten.add.Scalar, index, table.shape[dim]), index)
+        dim += 1 if value is None or value.dtype != torch.bool else value.dim()
+    node.args = (node.args[0], indices, *node.args[2:])
+
+
+def add_index_checks(program: torch.export.ExportedProgram) -> list[str]:
+    """Appends one check output per tensor of indices that a lookup of the partition `program` reads
+    (an edge ``ExportedProgram``, changed in place), and makes the indices of multi-tensor indexing
+    non-negative; returns the checks' messages, in output order."""
+    from torch.export.graph_signature import OutputKind, OutputSpec, TensorArgument
+
+    graph = program.graph
+    output = next(n for n in graph.nodes if n.op == "output")
+    checks, messages = [], []
+    for node in list(graph.nodes):
+        if node.op != "call_function":
+            continue
+        for index, size, lowest in _indexed(node):
+            if not isinstance(index, torch.fx.Node) or (
+                    index.op == "placeholder" and index.name not in program.graph_signature.user_inputs):
+                continue  # a constant: PyTorch checked it when the program was exported
+            if not isinstance(size, int):
+                continue  # a dynamic size (see the module's docstring)
+            with graph.inserting_before(output):
+                outside = _call(graph, aten.bitwise_or.Tensor, _call(graph, aten.lt.Scalar, index, lowest),
+                                _call(graph, aten.ge.Scalar, index, size))
+                checks.append(_call(graph, aten.any.default, outside))
+            # No commas: OpenVINO's IR separates tensor names with them.
+            messages.append(f"{op_name(node.target)} '{node.name}' was given an index outside {lowest}..{size - 1}")
+    for node in list(graph.nodes):
+        if (node.op == "call_function" and op_name(node.target) == "aten.index.Tensor"
+                and sum(isinstance(i, torch.fx.Node) for i in node.args[1]) > 1):
+            _make_non_negative(graph, node)
+    if not checks:
+        graph.lint()
+        program.graph_module.recompile()
+        return []
+    output.args = (tuple(output.args[0]) + tuple(checks),)
+    program.graph_signature.output_specs.extend(
+        OutputSpec(kind=OutputKind.USER_OUTPUT, arg=TensorArgument(name=c.name), target=None) for c in checks)
+    program.module_call_graph[0].signature.out_spec = torch.utils._pytree.tree_flatten(tuple(output.args[0]))[1]
+    graph.lint()
+    program.graph_module.recompile()
+    return messages
