@@ -122,7 +122,8 @@ Error bind_input(Partition& partition, size_t i, EValue& value) {
                      std::to_string(k) +
                      ", outside the int32 range: OpenVINO computes int64 "
                      "tensors in int32 and would return a wrong result. Keep such values out of "
-                     "the delegated part of the program (compute them before or after it).");
+                     "the delegated part of the program: compute them before or after it, or lower with "
+                     "OpenvinoPartitioner(op_types_to_skip=...) naming the operators that read them.");
         return Error::InvalidArgument;
       }
     }

@@ -141,9 +141,16 @@ def test_an_old_delegate_error_is_not_attached_to_a_new_failure(tmp_path):
     method = exov.load_method(lower(Fn(lambda a, b: torch.cat([a, b])), (y.clone(), y))[0])
     with pytest.raises(RuntimeError, match="outside the int32 range"):
         method.execute([torch.tensor([1, 2**40]), y])
+    (tmp_path / "garbage.pte").write_bytes(b"not a program" * 8)
     with pytest.raises(RuntimeError) as failure:
-        exov.load_method(tmp_path / "missing.pte")
+        exov.load_method(tmp_path / "garbage.pte")
     assert "int32" not in str(failure.value)
+
+
+@pytest.mark.parametrize("name", ["missing.pte", "."])
+def test_a_path_that_is_no_file_is_named(tmp_path, name):
+    with pytest.raises(FileNotFoundError, match="the program '.*' does not exist or is not a file"):
+        exov.load_method(tmp_path / name)
 
 
 def test_unknown_method_name_is_a_clear_error():

@@ -161,6 +161,9 @@ def _program_source(program):
     """``(what executorch.runtime loads, a function giving it again unchanged or None)`` for ``program``."""
     if isinstance(program, (str, Path)):
         path = Path(program)
+        if not path.is_file():
+            # executorch.runtime says only "Failed to create MmapDataLoader from file ..., error: 0x:22".
+            raise FileNotFoundError(f"the program {str(path)!r} does not exist or is not a file")
         try:
             identity = _file_identity(path)
         except OSError:
@@ -216,7 +219,7 @@ def load_method(program, method_name: str = "forward", *, max_concurrent_calls: 
     the path again, and refused if the file changed (the calls then wait
     for a loaded copy instead, with a ``RuntimeWarning``).
 
-    Raises ``RuntimeError`` with the delegate's own message (which OpenVINO was
+    Raises ``FileNotFoundError`` when a path names no file, ``RuntimeError`` with the delegate's own message (which OpenVINO was
     tried where, which blob field was bad, ...) when loading fails,
     ``RuntimeError`` naming the methods there are when ``method_name`` is not one,
     and ``ValueError`` for a ``max_concurrent_calls`` below 1, or above 1 where
