@@ -107,6 +107,13 @@ Error compile_blob(const RuntimeOptions& options, const ParsedBlob& blob, const 
     return Error::InvalidProgram;
   }
   CompileReport report = compile_report(options, compiled, cache_problem);
+  if (!options.inference_precision.empty() && !report.effective_precision.empty() &&
+      report.effective_precision != options.inference_precision) {
+    // Measured: an AVX-512 bf16 CPU without float16 arithmetic takes "f16" as bf16 (OpenVINO 2026.4.1).
+    report_warning("init: inference_precision '" + options.inference_precision + "' was asked for, but OpenVINO's " +
+                   options.device + " plugin computes in '" + report.effective_precision +
+                   "' on this machine (exov.last_compile_report() shows it); ask for that precision to silence this");
+  }
   *out = std::make_shared<SharedCompiledModel>(options, blob, weights.release(), compiled, report);
   return Error::Ok;
 }

@@ -104,3 +104,22 @@ def test_absent_device_fails_at_load_with_the_devices_available():
     with pytest.raises(RuntimeError, match="OpenVINO device 'GPU' is not available on this machine"):
         exov.load_method(pte)
     assert "available: CPU" in exov.last_error()
+
+
+@pytest.mark.parametrize("precision", ["f16", "bf16"])
+def test_a_precision_the_cpu_does_not_compute_in_is_named_at_load(precision, tmp_path):
+    import subprocess
+    import sys
+
+    code = f"""
+import sys, torch, executorch_openvino as exov
+model = torch.nn.Linear(8, 4).eval()
+method = exov.load_method(exov.lower(model, (torch.randn(2, 8),), inference_precision={precision!r}).buffer)
+print(exov.last_compile_report()["effective_precision"], file=sys.stdout)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    effective = proc.stdout.split()[-1]
+    warned = f"inference_precision '{precision}' was asked for, but OpenVINO's CPU plugin computes in" in proc.stderr
+    # f16 is bf16 on a bf16 CPU without float16 arithmetic, f32 on one with neither (OpenVINO 2026.4.1).
+    assert warned == (effective != precision), (effective, proc.stderr[-2000:])
