@@ -219,8 +219,9 @@ def load_method(program, method_name: str = "forward", *, max_concurrent_calls: 
     the path again, and refused if the file changed (the calls then wait
     for a loaded copy instead, with a ``RuntimeWarning``).
 
-    Raises ``FileNotFoundError`` when a path names no file, ``RuntimeError`` with the delegate's own message (which OpenVINO was
-    tried where, which blob field was bad, ...) when loading fails,
+    Raises ``FileNotFoundError`` when a path names no file, ``RuntimeError`` with
+    the delegate's own message (which OpenVINO was tried where, which blob field
+    was bad, ...) when loading fails,
     ``RuntimeError`` naming the methods there are when ``method_name`` is not one,
     and ``ValueError`` for a ``max_concurrent_calls`` below 1, or above 1 where
     it must be 1 (the message says why).
