@@ -5,6 +5,15 @@ from __future__ import annotations
 import torch
 
 
+def add_call(graph: torch.fx.Graph, target, *args) -> torch.fx.Node:
+    """A new node ``target(*args)`` at the graph's insertion point, with its fake value as ``meta["val"]``."""
+    created = graph.call_function(target, args)
+    values = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in args]
+    with next(v for v in values if isinstance(v, torch.Tensor)).fake_mode:
+        created.meta["val"] = target(*values)
+    return created
+
+
 def op_name(target) -> str:
     """``aten.add.Tensor`` style name of an edge or aten op target (``getitem`` for operator.getitem)."""
     if not isinstance(target, torch._ops.OpOverload):

@@ -30,17 +30,9 @@ from __future__ import annotations
 
 import torch
 
-from ..ops import op_name
+from ..ops import add_call, op_name
 
 aten = torch.ops.aten
-
-
-def _call(graph: torch.fx.Graph, target, *args) -> torch.fx.Node:
-    created = graph.call_function(target, args)
-    values = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in args]
-    with next(v for v in values if isinstance(v, torch.Tensor)).fake_mode:
-        created.meta["val"] = target(*values)
-    return created
 
 
 def _indexed(node: torch.fx.Node):
@@ -74,9 +66,9 @@ def _make_non_negative(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
         value = index.meta.get("val") if isinstance(index, torch.fx.Node) else None
         if value is not None and value.dtype != torch.bool and isinstance(table.shape[dim], int):
             with graph.inserting_before(node):
-                negative = _call(graph, aten.lt.Scalar, index, 0)
-                indices[k] = _call(graph, aten.where.self, negative,
-                                   _call(graph, aten.add.Scalar, index, table.shape[dim]), index)
+                negative = add_call(graph, aten.lt.Scalar, index, 0)
+                indices[k] = add_call(graph, aten.where.self, negative,
+                                   add_call(graph, aten.add.Scalar, index, table.shape[dim]), index)
         dim += 1 if value is None or value.dtype != torch.bool else value.dim()
     node.args = (node.args[0], indices, *node.args[2:])
 
@@ -100,9 +92,9 @@ def add_index_checks(program: torch.export.ExportedProgram) -> list[str]:
             if not isinstance(size, int):
                 continue  # a dynamic size (see the module's docstring)
             with graph.inserting_before(output):
-                outside = _call(graph, aten.bitwise_or.Tensor, _call(graph, aten.lt.Scalar, index, lowest),
-                                _call(graph, aten.ge.Scalar, index, size))
-                checks.append(_call(graph, aten.any.default, outside))
+                outside = add_call(graph, aten.bitwise_or.Tensor, add_call(graph, aten.lt.Scalar, index, lowest),
+                                add_call(graph, aten.ge.Scalar, index, size))
+                checks.append(add_call(graph, aten.any.default, outside))
             # No commas: OpenVINO's IR separates tensor names with them.
             messages.append(f"{op_name(node.target)} '{node.name}' was given an index outside {lowest}..{size - 1}")
     for node in list(graph.nodes):

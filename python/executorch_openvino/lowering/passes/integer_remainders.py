@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-from ..ops import op_name
+from ..ops import add_call, op_name
 
 _REMAINDERS = {torch.ops.aten.remainder.Scalar, torch.ops.aten.remainder.Tensor}
 _REMAINDER_NAMES = frozenset(str(op) for op in _REMAINDERS)  # edge-dialect nodes match by name
@@ -24,15 +24,6 @@ _REMAINDER_NAMES = frozenset(str(op) for op in _REMAINDERS)  # edge-dialect node
 
 def _is_integer_tensor(value) -> bool:
     return isinstance(value, torch.Tensor) and not value.dtype.is_floating_point and value.dtype != torch.bool
-
-
-def _call(graph: torch.fx.Graph, target, *args) -> torch.fx.Node:
-    """A new node ``target(*args)`` with its fake value."""
-    created = graph.call_function(target, args)
-    values = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in args]
-    with next(v for v in values if isinstance(v, torch.Tensor)).fake_mode:
-        created.meta["val"] = target(*values)
-    return created
 
 
 _IN_PLACE = {torch.ops.aten.remainder_.Scalar, torch.ops.aten.remainder_.Tensor}
@@ -72,9 +63,9 @@ def rewrite_integer_remainders(program: torch.export.ExportedProgram) -> int:
             continue
         x, divisor = node.args
         with graph.inserting_before(node):
-            quotient = _call(graph, torch.ops.aten.floor_divide.default, x, divisor)
-            product = _call(graph, torch.ops.aten.mul.Tensor, quotient, divisor)
-            result = _call(graph, torch.ops.aten.sub.Tensor, x, product)
+            quotient = add_call(graph, torch.ops.aten.floor_divide.default, x, divisor)
+            product = add_call(graph, torch.ops.aten.mul.Tensor, quotient, divisor)
+            result = add_call(graph, torch.ops.aten.sub.Tensor, x, product)
         if result.meta["val"].dtype != value.dtype or result.meta["val"].shape != value.shape:
             raise AssertionError(f"integer remainder rewrite changed {node.name}: {result.meta['val']} vs {value}")
         node.replace_all_uses_with(result)
