@@ -303,8 +303,8 @@ Error execute_partition(Partition& partition, Span<EValue*> args) {
       return Error::Internal;
     }
     if (*static_cast<const char*>(data) != 0) {
-      // OpenVINO would have returned zeros or a wrapped row; PyTorch raises IndexError.
-      report_error("execute: " + check.message + " (PyTorch raises IndexError for it); pass indices within the " +
+      // OpenVINO would have returned zeros or a wrapped row; eager PyTorch raises an error.
+      report_error("execute: " + check.message + " (eager PyTorch raises an error for it); pass indices within the " +
                    "size of the dimension they index");
       return Error::InvalidArgument;
     }

@@ -31,6 +31,9 @@ class Lookups(torch.nn.Module):
             return torch.index_select(self.weights, 0, i) + torch.index_select(self.weights, 0, j)
         if self.kind == "index":
             return self.weights[i] + self.weights[j]
+        if self.kind == "gather":
+            column = self.weights[:, :1]
+            return torch.gather(column, 0, i.reshape(3, 1)) + torch.gather(column, 0, j.reshape(3, 1))
         return self.weights[i, j] * 2  # two index tensors: OpenVINO reads one flattened index
 
 
@@ -43,6 +46,8 @@ CASES = {
                               ((torch.tensor([0, -1, 0]), GOOD[1]), "0..9")]),
     "index": ([(torch.tensor([-1, -10, 3]), GOOD[1])],
               [((torch.tensor([0, 10, 0]), GOOD[1]), "-10..9"), ((torch.tensor([-11, 0, 0]), GOOD[1]), "-10..9")]),
+    "gather": ([(torch.tensor([2, 0, 1]), GOOD[1])],
+               [((torch.tensor([0, -1, 0]), GOOD[1]), "0..9")]),  # OpenVINO wrapped -1 (it refuses 10 itself)
     # Column 3 of row 0 is the flat element 3, inside the table: only a per-dimension check sees it.
     "two index tensors": ([(GOOD[0], torch.tensor([-3, 2, -1]))],
                           [((torch.tensor([0, 1, 2]), torch.tensor([3, 0, 0])), "-3..2"),
@@ -72,9 +77,9 @@ def test_an_index_outside_the_table_fails_the_call(kind, numerics, source):
     for inputs in [GOOD, *accepted]:
         assert_matches_eager(list(method.execute(list(inputs))), eager(model, inputs))
     for inputs, allowed in refused:
-        with pytest.raises(IndexError):
+        with pytest.raises((IndexError, RuntimeError)):  # gather: RuntimeError
             eager(model, inputs)
-        with pytest.raises(RuntimeError, match=rf"was given an index outside {allowed} \(PyTorch raises IndexError"):
+        with pytest.raises(RuntimeError, match=rf"was given an index outside {allowed} \(eager PyTorch raises an error"):
             method.execute(list(inputs))
         assert_matches_eager(list(method.execute(list(GOOD))), eager(model, GOOD))  # the next call still runs
 
@@ -91,3 +96,42 @@ def test_the_check_holds_for_dynamic_index_counts_and_executorch_runtime():
         assert_matches_eager(list(method.execute([ids])), eager(model, (ids,)))
     with pytest.raises(RuntimeError):
         method.execute([torch.tensor([3] * 20 + [10])])
+
+
+class TwoIndices(torch.nn.Module):
+    def forward(self, x, i, j):
+        return x[i, j] * 2
+
+
+def test_lookups_along_a_dynamic_dimension_stay_on_executorch():
+    # x[1, -1] of a (5, n) input: the flattened index 1 * n - 1 read x[0, n - 1] on OpenVINO.
+    x, i, j = torch.arange(30.0).reshape(5, 6), torch.tensor([1, 2]), torch.tensor([0, 1])
+    n = torch.export.Dim("n", min=2, max=20)
+    program = exov.lower(TwoIndices(), (x, i, j), dynamic_shapes={"x": {1: n}, "i": None, "j": None})
+    method = exov.load_method(program.buffer)
+    for columns, jj in ((6, torch.tensor([-1, -6])), (10, torch.tensor([-1, 9]))):
+        inputs = (torch.arange(5.0 * columns).reshape(5, columns), i, jj)
+        assert_matches_eager(list(method.execute(list(inputs))), eager(TwoIndices(), inputs))
+
+
+@pytest.mark.parametrize("lookup", [
+    lambda w, i: torch.nn.functional.embedding(i, w), lambda w, i: torch.index_select(w, 0, i), lambda w, i: w[i, i],
+])
+def test_an_empty_index_tensor_does_not_end_the_process(lookup):
+    # OpenVINO 2026.4.1's CPU plugin died of SIGFPE compiling a Gather of 0 indices: kept on ExecuTorch.
+    w, i = torch.randn(5, 3), torch.zeros(0, dtype=torch.long)
+
+    class Lookup(torch.nn.Module):
+        def forward(self, w, i):
+            return lookup(w, i) + 1
+
+    method = exov.load_method(exov.lower(Lookup(), (w, i)).buffer)
+    assert_matches_eager(list(method.execute([w, i])), eager(Lookup(), (w, i)))
+
+
+def test_a_gather_with_a_narrower_index_lowers_and_matches_eager():
+    # OpenVINO's converter refused it (GatherElements shapes [10,3] and [3,1]): kept on ExecuTorch.
+    module, inputs = torch.nn.Module(), (torch.randn(10, 3), torch.tensor([[1], [9], [0]]))
+    module.forward = lambda w, i: torch.gather(w, 0, i) * 2
+    method = exov.load_method(exov.lower(module, inputs).buffer)
+    assert_matches_eager(list(method.execute(list(inputs))), eager(module, inputs))

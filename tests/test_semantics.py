@@ -230,6 +230,7 @@ def test_an_integer_remainder_lowering_cannot_rewrite_is_refused(model, inputs):
 # A float arange written with integer ends: OpenVINO's frontend took start's type
 # and returned [0, 0, 1, 1, 2, 2] for arange(0, 3, 0.5) until passes/arange_dtypes.py.
 FLOAT_ARANGES = {
+    "tenths up to 0.6": lambda x: torch.arange(0, 0.6, 0.1) + x,
     "halves from integer ends": lambda x: torch.arange(0, 3, 0.5) + x,
     "tenths from integer ends": lambda x: torch.arange(0, 1, 0.1)[:6] + x,
     "quarters from 1 to 2.5": lambda x: torch.arange(1, 2.5, 0.25) + x,
@@ -258,6 +259,11 @@ ROUNDED_QUOTIENTS = {
     "int64 quotient cast back": (lambda a, b: (a / b).long() + 1, (NUMERATORS.long(), DENOMINATORS.long())),
     "compared with 1": (lambda a, b: (a / b) >= 1, (NUMERATORS, DENOMINATORS)),
     "frac": (lambda a, b: torch.frac(a / b) + b, (NUMERATORS, DENOMINATORS)),
+    "argmax against ones": (lambda a, b: torch.argmax(torch.stack([a / b, torch.ones_like(a)]), 0),
+                            (NUMERATORS, DENOMINATORS)),
+    "floor after relu": (lambda a, b: torch.floor(torch.relu(a / b)), (NUMERATORS, DENOMINATORS)),
+    "clamped, compared": (lambda a, b: torch.clamp(a / b, max=1) == 1, (NUMERATORS, DENOMINATORS)),
+    "remainder of 1": (lambda a, b: torch.remainder(a / b, 1.0) + b, (NUMERATORS, DENOMINATORS)),
 }
 
 
@@ -272,3 +278,11 @@ def test_a_rounded_quotient_is_exact(case):
 def test_a_quotient_used_as_a_float_stays_on_openvino():
     pte, summary = lower(Fn(lambda a, b: torch.softmax(a / b, 0)), (NUMERATORS, DENOMINATORS))
     assert summary.delegated == summary.total, summary
+
+
+def test_a_float_arange_has_pytorchs_length():
+    # arange(0, 0.3, 0.1) has 3 values in PyTorch (float64 arithmetic); OpenVINO's float32 length was 4.
+    module = Fn(lambda x: torch.arange(0, 0.3, 0.1) + x)
+    pte, summary = lower(module, (torch.zeros(3),))
+    assert summary.delegated == summary.total, summary
+    assert_matches_eager(run(pte, (torch.ones(3),)), eager(module, (torch.ones(3),)))

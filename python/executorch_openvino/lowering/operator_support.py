@@ -45,6 +45,7 @@ from .integer_ranges import FLOAT32_EXACT, within
 from .kept_operations import kept_names
 from .ops import CASTS, DIM_ORDER_OPS, TORCH_TO_OPENVINO, is_bare_copy, op_name, tensors_of
 from .passes.avg_pool_padding import AVG_POOLS
+from .passes.index_checks import cannot_check
 from .passes.avg_pool_padding import can_delegate as can_delegate_avg_pool
 
 # Ops whose integer results are values of their integer inputs (or of constant
@@ -160,6 +161,20 @@ def _gather_data_too_large(name: str, node: torch.fx.Node) -> bool:
     return count >= GATHER_DATA_LIMIT
 
 
+def _gather_index_narrower(name: str, node: torch.fx.Node) -> bool:
+    """A ``gather`` whose index is smaller than its input along another dimension than the gathered one:
+    PyTorch takes it, OpenVINO 2026.4.1's converter fails (GatherElements: "Shapes [10,3] and [3,1] are not
+    consistent")."""
+    if name != "aten.gather.default":
+        return False
+    source, index = (a.meta.get("val") if isinstance(a, torch.fx.Node) else None for a in (node.args[0], node.args[2]))
+    if not isinstance(source, torch.Tensor) or not isinstance(index, torch.Tensor) or source.dim() != index.dim():
+        return True
+    axis = node.args[1] % max(source.dim(), 1)
+    return any(d != axis and not (isinstance(a, int) and isinstance(b, int) and a == b)
+               for d, (a, b) in enumerate(zip(source.shape, index.shape)))
+
+
 # With bool values, OpenVINO's converter makes a 0-d or scalar value u8 and the
 # Select then fails to compile ("Argument 1 and 2 element types must match",
 # torch.where(c, bool_x, True), 2025.4.1 and 2026.4.1); ExecuTorch's kernels take them.
@@ -206,6 +221,16 @@ QUOTIENT_ROUNDERS = frozenset({
     "aten.round.decimals", "aten.frac.default",
     "aten.eq.Tensor", "aten.eq.Scalar", "aten.ne.Tensor", "aten.ne.Scalar", "aten.lt.Tensor", "aten.lt.Scalar",
     "aten.le.Tensor", "aten.le.Scalar", "aten.gt.Tensor", "aten.gt.Scalar", "aten.ge.Tensor", "aten.ge.Scalar",
+    "aten.argmax.default", "aten.argmin.default", "aten.max.dim", "aten.min.dim", "aten.floor_divide.default",
+    "aten.div.Tensor_mode", "aten.div.Scalar_mode", "aten.remainder.Tensor", "aten.remainder.Scalar",
+    "aten.fmod.Tensor", "aten.fmod.Scalar",
+})
+# Ops a quotient is followed through to its rounding: they keep an exact
+# integer quotient's error (0.99999994 clamped at 1 stays below 1).
+QUOTIENT_KEEPERS = frozenset({
+    "aten.relu.default", "aten.clamp.default", "aten.clamp.Tensor", "aten.hardtanh.default", "aten.abs.default",
+    "aten.neg.default", "aten.minimum.default", "aten.maximum.default", "aten.amax.default", "aten.amin.default",
+    "aten.max.default", "aten.min.default",
 })
 # Ops that may take an int (SymInt) argument: OpenVINO's converter reads the
 # sizes lists of these as scalars, which is how the delegate binds ints. It
@@ -275,8 +300,8 @@ def _int_arguments_allowed(node: torch.fx.Node, name: str, inputs: list) -> bool
 
 
 def _quotient_is_rounded(division: torch.fx.Node) -> bool:
-    """A float quotient reaches, through value-preserving ops only, a rounding, an integer cast or a
-    comparison (DIVISIONS)."""
+    """A float quotient reaches, through value-preserving ops and QUOTIENT_KEEPERS only, a rounding, an
+    integer cast or a comparison (DIVISIONS)."""
     if not any(t.is_floating_point() for t in tensors_of(division.meta.get("val"))):
         return False
     pending, seen = list(division.users), set()
@@ -290,7 +315,7 @@ def _quotient_is_rounded(division: torch.fx.Node) -> bool:
             return True
         if name in CASTS and any(not t.is_floating_point() for t in tensors_of(user.meta.get("val"))):
             return True
-        if name in VALUE_PRESERVING or name == "getitem":
+        if name in VALUE_PRESERVING or name in QUOTIENT_KEEPERS or name == "getitem":
             pending.extend(user.users)
     return False
 
@@ -394,7 +419,7 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
                 not isinstance(v, torch.fx.Node) or not isinstance(v.meta.get("val"), torch.Tensor)
                 or v.meta["val"].dim() == 0 for v in node.args[1:]):
             return False  # a scalar or 0-d bool value
-        if _gather_data_too_large(name, node):
+        if _gather_data_too_large(name, node) or _gather_index_narrower(name, node) or cannot_check(node):
             return False
 
         output = node.meta.get("val")
