@@ -3,9 +3,9 @@
 OpenVINO's ``Gather`` returns zeros for an index past the end and wraps a
 negative one (2026.4.1, CPU): ``Embedding(10, 4)`` returned a row of zeros for
 index 12 and the last row for -1, where eager PyTorch raises ``IndexError`` and
-ExecuTorch's own kernels fail the call (``gather`` wrapped -1 to the last
-column). So each ``embedding``, ``index_select``, ``gather`` and tensor
-``index`` of a partition gets a check, computed by OpenVINO in the
+ExecuTorch's own kernels fail the call. So each ``embedding``, ``index_select``
+and tensor ``index`` of a partition gets a check (``gather`` needs none: OpenVINO
+fails the inference itself for an index outside ``[-n, n)``), computed by OpenVINO in the
 same inference: a 0-d bool that is true when any index is out of range,
 returned as an extra output after the partition's own. The tensor name of
 that output starts with :data:`~executorch_openvino.processed_blob.INDEX_CHECK_PREFIX`
@@ -17,8 +17,8 @@ flattened index, ``i * columns + j``, which reads the wrong element for a
 negative ``j`` (``w[1, -3]`` gave ``w[0, 0]``): such indices are first made
 non-negative, ``where(j < 0, j + n, j)``.
 
-Valid indices are PyTorch's: ``[0, n)`` for ``embedding``, ``index_select`` and
-``gather``, ``[-n, n)`` for indexing. Lookups along a dimension of symbolic size
+Valid indices are PyTorch's: ``[0, n)`` for ``embedding`` and ``index_select``,
+``[-n, n)`` for indexing. Lookups along a dimension of symbolic size
 (dynamic shapes) and lookups of no index at all stay on ExecuTorch
 (:func:`cannot_check`, called by the partitioner). Bool masks are not checked:
 PyTorch checks their shape at export. OpenVINO compares integers through float32; the
@@ -43,9 +43,6 @@ def _indexed(node: torch.fx.Node):
     value = lambda n: n.meta.get("val") if isinstance(n, torch.fx.Node) else None  # noqa: E731
     if name == "aten.embedding.default":
         return [(node.args[1], value(node.args[0]).shape[0], 0)]
-    if name == "aten.gather.default":  # OpenVINO refuses a large index itself, but wraps a negative one
-        table, dim = value(node.args[0]), node.args[1]
-        return [(node.args[2], table.shape[dim % table.dim()], 0)]
     if name == "aten.index_select.default":
         table, dim = value(node.args[0]), node.args[1]
         return [(node.args[2], table.shape[dim % table.dim()], 0)]
