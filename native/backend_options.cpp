@@ -3,7 +3,6 @@
 #include "delegate_api.h"
 
 #include <array>
-#include <cctype>
 #include <cstring>
 #include <mutex>
 #include <variant>
@@ -79,23 +78,6 @@ bool cache_dir_for(const BackendInitContext& context, std::string* dir, std::str
   std::lock_guard<std::mutex> lock(cache_dir_mutex);
   *dir = cache_dir_setting;
   return true;
-}
-
-// OpenVINO keys its cache by the model and the properties its plugin lists as
-// caching properties: 2026.4.1's CPU plugin served the model compiled for f32
-// to f16 and bf16 requests (measured on a CPU without bf16 or f16 units, where
-// all three compile to f32). Whether the hint is part of the key where it matters is not
-// measured, so each device, precision and performance hint gets its own
-// folder: "<dir>/CPU_f32", "<dir>/CPU_f32_THROUGHPUT".
-// Characters outside [A-Za-z0-9._-] become '_'.
-std::string cache_entry_dir(const std::string& dir, const RuntimeOptions& options) {
-  std::string name =
-      options.device + "_" + (options.inference_precision.empty() ? "default" : options.inference_precision);
-  if (!options.performance_hint.empty()) name += "_" + options.performance_hint;
-  for (char& c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
-  }
-  return dir + (dir.back() == '/' || dir.back() == '\\' ? "" : "/") + name;
 }
 
 }  // namespace executorch_openvino

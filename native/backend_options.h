@@ -23,8 +23,5 @@ executorch::runtime::Error get_backend_options(executorch::runtime::Span<executo
 // (and `error`) for a runtime spec that is not a string.
 bool cache_dir_for(const executorch::runtime::BackendInitContext& context, std::string* dir, std::string* error);
 
-// The model cache folder inside `dir` for a compile with `options`.
-std::string cache_entry_dir(const std::string& dir, const RuntimeOptions& options);
-
 EXOV_INTERNAL_END
 }  // namespace executorch_openvino

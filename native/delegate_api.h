@@ -64,8 +64,20 @@ struct CompileReport {
   // blob and options (shared_compiled_models.h): nothing was compiled or read
   // from the cache, and the fields above are those of the init that compiled it.
   bool shared = false;
+  // Where OpenVINO reads the weights from (model_weights.h): "file mapping"
+  // (the .pte's own file, mapped by the delegate), "copy" (a program loaded
+  // from memory) or "model cache" (OpenVINO's mapping of the cache's files).
+  std::string weights;
 };
 CompileReport last_compile_report();
+
+// Bytes of partition weights the delegate holds now: mapped from .pte files
+// (resident only as OpenVINO touches them), and copied.
+struct WeightsBytes {
+  uint64_t mapped = 0;
+  uint64_t copied = 0;
+};
+WeightsBytes weights_bytes_alive();
 
 // One successful init as start_init_capture records it: its compile report and
 // the partition's "program_state" compile spec ("" when the program was

@@ -5,7 +5,8 @@
 //
 // glibc 2.34 moved dlopen and friends from libdl into libc under a new symbol
 // version (GLIBC_2.34); every glibc still exports the original versions, which
-// behave the same, so the references are bound to those.
+// behave the same, so the references are bound to those. The same holds for
+// pthread_create and pthread_join (std::thread), moved from libpthread.
 #pragma once
 
 #ifdef __linux__
@@ -22,5 +23,7 @@ __asm__(".symver dlopen,dlopen@" EXOV_GLIBC_BASE_VERSION);
 __asm__(".symver dlsym,dlsym@" EXOV_GLIBC_BASE_VERSION);
 __asm__(".symver dlerror,dlerror@" EXOV_GLIBC_BASE_VERSION);
 __asm__(".symver dlclose,dlclose@" EXOV_GLIBC_BASE_VERSION);
+__asm__(".symver pthread_create,pthread_create@" EXOV_GLIBC_BASE_VERSION);
+__asm__(".symver pthread_join,pthread_join@" EXOV_GLIBC_BASE_VERSION);
 #endif
 #endif

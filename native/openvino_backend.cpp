@@ -92,7 +92,7 @@ Error open_openvino(const std::string& device) {
 
 // init, step 3: the compiled model, shared (`*shared`) or compiled now.
 Error compiled_model_for(const BackendInitContext& context, const RuntimeOptions& options, const ParsedBlob& blob,
-                         std::shared_ptr<SharedCompiledModel>* model, bool* shared) {
+                         FreeableBuffer* processed, std::shared_ptr<SharedCompiledModel>* model, bool* shared) {
   std::string cache_dir, error;
   if (!cache_dir_for(context, &cache_dir, &error)) {  // checked even when nothing is compiled
     report_error("init: " + error);
@@ -101,7 +101,7 @@ Error compiled_model_for(const BackendInitContext& context, const RuntimeOptions
   *model = find_compiled_model(options, blob);
   *shared = *model != nullptr;
   if (!*shared) {
-    Error e = compile_blob(options, blob, cache_dir, model);
+    Error e = compile_blob(options, blob, cache_dir, [processed] { processed->Free(); }, model);
     if (e != Error::Ok) return e;
     *model = publish_compiled_model(std::move(*model));
   }
@@ -150,12 +150,12 @@ class OpenVinoBackend final : public BackendInterface {
     if (e == Error::Ok) e = open_openvino(options.device);
     std::shared_ptr<SharedCompiledModel> model;
     bool shared = false;
-    if (e == Error::Ok) e = compiled_model_for(context, options, blob, &model, &shared);
+    if (e == Error::Ok) e = compiled_model_for(context, options, blob, processed, &model, &shared);
     std::unique_ptr<Partition> partition;
     if (e == Error::Ok) e = open_partition(model, &partition);
     if (e != Error::Ok) return e;
     record_success(*model, shared, options.program_state);
-    // The shared model owns a copy of everything it needs.
+    // The shared model holds everything it needs (model_weights.h).
     processed->Free();
     return static_cast<DelegateHandle*>(partition.release());
   }

@@ -29,6 +29,7 @@ struct OpenVinoApi {
   X(ov_available_devices_free)                   \
   X(ov_core_read_model_from_memory_buffer)       \
   X(ov_core_compile_model)                       \
+  X(ov_core_compile_model_from_file)             \
   X(ov_model_free)                               \
   X(ov_compiled_model_free)                      \
   X(ov_compiled_model_get_property)              \

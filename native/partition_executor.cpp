@@ -277,6 +277,11 @@ Error execute_partition(Partition& partition, Span<EValue*> args) {
                  " outputs; lower the model again");
     return Error::InvalidProgram;
   }
+  std::string changed;
+  if (!partition.model->weights_unchanged(&changed)) {
+    report_error("execute: " + changed);
+    return Error::InvalidState;
+  }
   for (size_t i = 0; i < n_in; ++i) {
     Error e = bind_input(partition, i, *args[i]);
     if (e != Error::Ok) return e;

@@ -89,6 +89,12 @@ bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::s
   out->weights = bytes + bin_offset;
   out->weights_size = static_cast<size_t>(bin_size);
   out->checksum = stored;
+  static const char hex[] = "0123456789abcdef";
+  out->digest.clear();
+  for (size_t i = 0; i < kDigestSize; ++i) {
+    out->digest += hex[bytes[kDigestOffset + i] >> 4];
+    out->digest += hex[bytes[kDigestOffset + i] & 15];
+  }
   return true;
 }
 

@@ -1,7 +1,7 @@
 // The processed blob that preprocess (python/executorch_openvino/processed_blob.py)
 // writes and the delegate reads at init.
 //
-// Layout, all integers little-endian, 56-byte header:
+// Layout, all integers little-endian, 88-byte header:
 //   offset  size  field
 //   0       8     magic "EXOVBLOB"
 //   8       4     format version (kFormatVersion)
@@ -12,8 +12,13 @@
 //   40      8     weights size in bytes (may be 0)
 //   48      4     CRC-32 (zlib's) of the whole blob without these 4 bytes
 //   52      4     reserved, 0
+//   56      32    SHA-256 of the bytes from the XML offset to the end of the blob
 // The checksum makes a changed byte anywhere (header, XML, weights, padding)
-// fail init instead of silently changing results.
+// fail init instead of silently changing results. The SHA-256, computed by
+// preprocess (Python's hashlib) and not recomputed here, is the blob's identity:
+// inits of equal digests share one compiled model (shared_compiled_models.h)
+// and the model cache names its entries by it (model_cache.h), without reading
+// the weights again.
 // OpenVINO IR is read by every OpenVINO release from 2025.4 on, which keeps a
 // .pte portable across releases (a compiled-model export would not be).
 #pragma once
@@ -25,10 +30,12 @@
 namespace executorch_openvino {
 
 constexpr char kBlobMagic[8] = {'E', 'X', 'O', 'V', 'B', 'L', 'O', 'B'};
-constexpr uint32_t kFormatVersion = 2;  // 1: no checksum
+constexpr uint32_t kFormatVersion = 3;  // 1: no checksum, 2: no digest
 constexpr uint32_t kPayloadOpenVinoIr = 1;
-constexpr size_t kHeaderSize = 56;
+constexpr size_t kHeaderSize = 88;
 constexpr size_t kChecksumOffset = 48;
+constexpr size_t kDigestOffset = 56;
+constexpr size_t kDigestSize = 32;
 
 // The IR's rt_info entry naming the OpenVINO that lowered it
 // (<executorch_openvino_lowered_with value="2026.4.1-..."/>).
@@ -40,6 +47,7 @@ struct ParsedBlob {
   const uint8_t* weights = nullptr;
   size_t weights_size = 0;
   uint32_t checksum = 0;  // the header's CRC-32, checked against the bytes
+  std::string digest;     // the header's SHA-256, 64 lowercase hex digits
 };
 
 // Checks every field, then the checksum, before use. Returns false with

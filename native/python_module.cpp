@@ -46,6 +46,7 @@ nb::dict report_as_dict(const executorch_openvino::CompileReport& r) {
   d["num_streams"] = r.num_streams;
   d["optimal_infer_requests"] = r.optimal_infer_requests;
   d["shared"] = r.shared;
+  d["weights"] = r.weights;
   return d;
 }
 
@@ -168,6 +169,17 @@ NB_MODULE(_native, m) {
   m.def("live_compiled_models", &executorch_openvino::live_compiled_models,
         "OpenVINO compiled models the delegate holds now: one per distinct partition and compile options, "
         "shared by every loaded copy of it.");
+  m.def(
+      "weights_bytes_alive",
+      [] {
+        executorch_openvino::WeightsBytes b = executorch_openvino::weights_bytes_alive();
+        nb::dict d;
+        d["mapped"] = b.mapped;
+        d["copied"] = b.copied;
+        return d;
+      },
+      "Bytes of partition weights the delegate holds now: 'mapped' from .pte files (resident only as OpenVINO "
+      "reads them) and 'copied' (programs loaded from memory).");
   m.def("live_infer_requests", &executorch_openvino::live_infer_requests,
         "Initialised partitions (handles) alive now, each with its own OpenVINO infer request.");
   m.def(

@@ -1,8 +1,6 @@
 #include "shared_compiled_models.h"
 
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -25,68 +23,54 @@ Registry& registry() {
   return *r;
 }
 
-ParsedBlob as_blob(const std::string& xml, const void* weights, size_t weights_size, uint32_t checksum) {
-  ParsedBlob blob;
-  blob.xml = xml.data();
-  blob.xml_size = xml.size();
-  blob.weights = static_cast<const uint8_t*>(weights);
-  blob.weights_size = weights_size;
-  blob.checksum = checksum;
-  return blob;
-}
-
 }  // namespace
 
-SharedCompiledModel::SharedCompiledModel(const RuntimeOptions& options, const ParsedBlob& blob, void* weights,
-                                         ov_compiled_model_t* compiled, const CompileReport& report)
+SharedCompiledModel::SharedCompiledModel(const RuntimeOptions& options, const ParsedBlob& blob,
+                                         std::unique_ptr<ModelWeights> weights, ov_compiled_model_t* compiled,
+                                         const CompileReport& report)
     : options_(options),
-      xml_(blob.xml, blob.xml_size),
-      weights_(weights),
+      digest_(blob.digest),
+      xml_size_(blob.xml_size),
       weights_size_(blob.weights_size),
-      checksum_(blob.checksum),
       compiled_(compiled),
+      weights_(std::move(weights)),
       report_(report) {
   alive.fetch_add(1);
 }
 
 SharedCompiledModel::~SharedCompiledModel() {
   alive.fetch_sub(1);
+  // The compiled model first: it may read constants from the weights.
   if (compiled_) OpenVinoLibrary::instance().api().ov_compiled_model_free(compiled_);
-  std::free(weights_);
+  weights_.reset();
 }
 
 bool SharedCompiledModel::compiled_from(const RuntimeOptions& options, const ParsedBlob& blob) const {
-  // The checksum and sizes filter cheaply; equality is every byte (CRC-32 collides).
+  // SHA-256 does not collide in practice; the sizes are a free second check.
   return options.device == options_.device && options.inference_precision == options_.inference_precision &&
-         options.performance_hint == options_.performance_hint && blob.checksum == checksum_ &&
-         blob.xml_size == xml_.size() && blob.weights_size == weights_size_ &&
-         std::memcmp(blob.xml, xml_.data(), xml_.size()) == 0 &&
-         (weights_size_ == 0 || std::memcmp(blob.weights, weights_, weights_size_) == 0);
+         options.performance_hint == options_.performance_hint && blob.digest == digest_ &&
+         blob.xml_size == xml_size_ && blob.weights_size == weights_size_;
 }
 
 std::shared_ptr<SharedCompiledModel> find_compiled_model(const RuntimeOptions& options, const ParsedBlob& blob) {
-  // Referenced under the lock, compared outside it: MiniLM's weights are 86 MiB.
-  std::vector<std::shared_ptr<SharedCompiledModel>> models;
-  {
-    Registry& r = registry();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    for (const auto& weak : r.models) {
-      if (auto model = weak.lock()) models.push_back(std::move(model));
-    }
-  }
-  for (auto& model : models) {
-    if (model->compiled_from(options, blob)) return model;
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (const auto& weak : r.models) {
+    auto model = weak.lock();
+    if (model && model->compiled_from(options, blob)) return model;
   }
   return nullptr;
 }
 
 std::shared_ptr<SharedCompiledModel> publish_compiled_model(std::shared_ptr<SharedCompiledModel> model) {
-  const ParsedBlob own = as_blob(model->xml_, model->weights_, model->weights_size_, model->checksum_);
+  ParsedBlob own;
+  own.digest = model->digest_;
+  own.xml_size = model->xml_size_;
+  own.weights_size = model->weights_size_;
   Registry& r = registry();
   std::shared_ptr<SharedCompiledModel> existing;
   {
-    // Compared under the lock (only after a compile, which takes far longer), so
-    // inits that compiled the same model at once end up sharing the first one.
+    // Under the lock, so inits that compiled the same model at once end up sharing the first one.
     std::lock_guard<std::mutex> lock(r.mutex);
     for (size_t i = 0; i < r.models.size();) {
       auto other = r.models[i].lock();

@@ -2,12 +2,13 @@
 //
 // Each init used to compile its own model, so a program loaded twice (two
 // methods, or the copies OpenvinoMethod loads for concurrent calls) compiled
-// twice and held its weights twice. Inits whose processed blob (IR XML and
-// weights, compared byte for byte) and compile options (device, precision,
-// performance hint) are identical now share one compiled model, and each
-// handle creates its own infer request from it: OpenVINO's compiled models
-// serve concurrent infer requests, one per stream. The model and its weights
-// are freed with the last handle.
+// twice and held its weights twice. Inits whose processed blob (by the
+// SHA-256 digest preprocess wrote into it, and its sizes) and compile options
+// (device, precision, performance hint) are identical now share one compiled
+// model, and each handle creates its own infer request from it: OpenVINO's
+// compiled models serve concurrent infer requests, one per stream. The model
+// and its weights (model_weights.h) are freed with the last handle; no copy of
+// the blob is kept to compare with.
 //
 // The model cache (kCacheDirOption) is not consulted for a shared model: it
 // exists already. Its CompileReport is that of the init that compiled it.
@@ -15,6 +16,8 @@
 
 #include "compile_specs.h"
 #include "delegate_api.h"
+#include "internal_symbols.h"
+#include "model_weights.h"
 #include "openvino_library.h"
 #include "processed_blob.h"
 
@@ -23,19 +26,22 @@
 #include <string>
 
 namespace executorch_openvino {
+EXOV_INTERNAL_BEGIN
 
 class SharedCompiledModel {
  public:
-  // Takes `compiled` and `weights` (from std::aligned_alloc; OpenVINO may read
-  // constants from them for as long as the compiled model lives, docs/design.md).
-  // Copies the blob's XML to compare later blobs with.
-  SharedCompiledModel(const RuntimeOptions& options, const ParsedBlob& blob, void* weights,
+  // Takes `compiled` and `weights` (OpenVINO may read constants from them for
+  // as long as the compiled model lives, docs/design.md; nullptr when the
+  // compiled model holds its own, as one imported from the model cache does).
+  SharedCompiledModel(const RuntimeOptions& options, const ParsedBlob& blob, std::unique_ptr<ModelWeights> weights,
                       ov_compiled_model_t* compiled, const CompileReport& report);
   ~SharedCompiledModel();
   SharedCompiledModel(const SharedCompiledModel&) = delete;
   SharedCompiledModel& operator=(const SharedCompiledModel&) = delete;
 
   ov_compiled_model_t* compiled() const { return compiled_; }
+  // ModelWeights::file_unchanged of its weights (true when the compiled model holds its own).
+  bool weights_unchanged(std::string* error) const { return !weights_ || weights_->file_unchanged(error); }
   const CompileReport& report() const { return report_; }
 
   // Whether a partition of `blob` with `options` compiles to this model.
@@ -44,11 +50,11 @@ class SharedCompiledModel {
  private:
   friend std::shared_ptr<SharedCompiledModel> publish_compiled_model(std::shared_ptr<SharedCompiledModel>);
   RuntimeOptions options_;
-  std::string xml_;
-  void* weights_;
+  std::string digest_;
+  size_t xml_size_;
   size_t weights_size_;
-  uint32_t checksum_;
   ov_compiled_model_t* compiled_;
+  std::unique_ptr<ModelWeights> weights_;
   CompileReport report_;
 };
 
@@ -63,4 +69,5 @@ std::shared_ptr<SharedCompiledModel> publish_compiled_model(std::shared_ptr<Shar
 // SharedCompiledModel objects alive now.
 int shared_compiled_models_alive();
 
+EXOV_INTERNAL_END
 }  // namespace executorch_openvino

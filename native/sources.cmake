@@ -11,8 +11,8 @@ set(EXOV_BLOB_SOURCES processed_blob.cpp)
 # The delegate library: ExecuTorch's BackendInterface around OpenVINO.
 set(EXOV_BACKEND_SOURCES ${EXOV_LOADER_SOURCES} ${EXOV_BLOB_SOURCES}
     backend_options.cpp compile_report.cpp compile_specs.cpp concurrent_calls.cpp error_report.cpp
-    model_compilation.cpp openvino_backend.cpp openvino_tensors.cpp partition_executor.cpp partition_ports.cpp
-    shared_compiled_models.cpp)
+    model_cache.cpp model_compilation.cpp model_weights.cpp openvino_backend.cpp openvino_tensors.cpp partition_executor.cpp partition_ports.cpp
+    resident_pages.cpp shared_compiled_models.cpp)
 list(SORT EXOV_BACKEND_SOURCES)
 # The Python extension _native (linked to the delegate library).
 set(EXOV_PYTHON_SOURCES python_infer_hooks.cpp python_module.cpp)

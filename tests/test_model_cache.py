@@ -1,15 +1,20 @@
 """OpenVINO's model cache through the delegate's ``cache_dir`` backend option (``set_cache_dir``).
 
-The first load of a program compiles each partition and writes it to the
-cache folder; a later load, in this process or another, imports it instead
-(the compiled model reports ``LOADED_FROM_CACHE``), with the same outputs.
-Another precision is another cache entry, a damaged entry is compiled again,
-and bad folders are refused with a clear error.
+The first load of a program writes each partition's IR into the cache folder
+(``ir/<digest>.xml`` and ``.bin``) and compiles it through OpenVINO's cache;
+a later load, in this process or another, imports it instead (the compiled
+model reports ``LOADED_FROM_CACHE``), with the same outputs. Another precision
+is another cache entry, a damaged entry or IR file is compiled again, two
+processes filling one entry leave a valid one, and bad folders are refused
+with a clear error.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -33,6 +38,15 @@ def _model_and_inputs():
     return model, (torch.randn(5, 24),)
 
 
+def _entry(name: str) -> str:
+    """The cache folder of a compile configuration ("CPU_f32") with the loaded OpenVINO's release."""
+    return f"{name}-openvino-{exov.library_info()['version'].split('-')[0]}"
+
+
+def _ir_files(cache: Path) -> list[Path]:
+    return sorted((cache / "ir").iterdir())
+
+
 def _load_and_run(pte: bytes, inputs: tuple) -> tuple[list, dict]:
     outputs = list(exov.load_method(pte).execute(list(inputs)))
     return outputs, exov.last_compile_report()
@@ -49,8 +63,9 @@ def test_the_second_load_imports_the_compiled_model_from_the_cache(cache):
     entries = sorted(p.relative_to(cache) for p in cache.rglob("*"))
     assert entries, "compiling with a cache folder wrote nothing into it"
     second, report = _load_and_run(pte, inputs)
-    assert report["loaded_from_cache"] is True
+    assert report["loaded_from_cache"] is True and report["weights"] == "model cache"
     assert sorted(p.relative_to(cache) for p in cache.rglob("*")) == entries  # nothing new written
+    assert [p.suffix for p in _ir_files(cache)] == [".bin", ".checked", ".xml"]
 
     assert_matches_eager(first, eager(model, inputs))
     assert all(torch.equal(a, b) for a, b in zip(first, second))
@@ -88,7 +103,7 @@ def test_each_device_and_precision_has_its_own_cache_folder(cache):
     assert report["loaded_from_cache"] is False and report["requested_precision"] == "f16"
     outputs, report = _load_and_run(pte_f32, inputs)
     assert report["loaded_from_cache"] is True and report["requested_precision"] == "f32"
-    assert sorted(p.name for p in cache.iterdir()) == ["CPU_f16", "CPU_f32"]
+    assert sorted(p.name for p in cache.iterdir()) == [_entry("CPU_f16"), _entry("CPU_f32"), "ir"]
     assert_matches_eager(outputs, eager(model, inputs))
 
 
@@ -105,6 +120,70 @@ def test_a_damaged_cache_entry_is_compiled_again(cache):
     assert_matches_eager(outputs, eager(model, inputs))
 
 
+def _flip_a_byte(path: Path, at: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[at] ^= 0x40
+    path.write_bytes(bytes(data))
+
+
+def test_a_changed_ir_file_is_written_again_not_compiled(cache):
+    # OpenVINO keys its entries by the IR file's path: the delegate must never let
+    # it compile an IR file that differs from the program.
+    model, inputs = _model_and_inputs()
+    pte, _ = lower(model, inputs)
+    expected, _ = _load_and_run(pte, inputs)
+    weights = next(p for p in _ir_files(cache) if p.suffix == ".bin")
+    original = weights.read_bytes()
+    _flip_a_byte(weights, 17)
+    for entry in cache.glob("CPU_*"):  # so that OpenVINO compiles the IR file
+        for f in entry.iterdir():
+            f.unlink()
+    outputs, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is False and report["weights"] == "model cache"
+    assert weights.read_bytes() == original
+    assert all(torch.equal(a, b) for a, b in zip(outputs, expected))
+    _, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is True
+
+
+def test_a_truncated_compiled_entry_is_compiled_again(cache):
+    model, inputs = _model_and_inputs()
+    pte, _ = lower(model, inputs)
+    expected, _ = _load_and_run(pte, inputs)
+    (blob,) = (cache / _entry("CPU_f32")).iterdir()
+    blob.chmod(0o644)
+    blob.write_bytes(blob.read_bytes()[: blob.stat().st_size // 2])
+    outputs, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is False
+    assert all(torch.equal(a, b) for a, b in zip(outputs, expected))
+    _, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is True
+
+
+def test_two_processes_filling_one_entry_at_once_leave_a_valid_one(cache, tmp_path):
+    model, inputs = _model_and_inputs()
+    pte, _ = lower(model, inputs)
+    (tmp_path / "model.pte").write_bytes(pte)
+    torch.save(list(inputs), tmp_path / "inputs.pt")
+    code = textwrap.dedent(f"""
+        import sys, torch
+        import executorch_openvino as exov
+        exov.set_cache_dir({str(cache)!r})
+        out = exov.load_method("model.pte").execute(torch.load("inputs.pt"))[0]
+        torch.save(out, sys.argv[1])
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", code, f"out{i}.pt"], cwd=tmp_path, stderr=subprocess.PIPE,
+                              text=True) for i in range(3)]
+    for proc in procs:
+        assert proc.wait(timeout=300) == 0, proc.stderr.read()[-3000:]
+    outputs, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is True
+    for i in range(3):
+        assert torch.equal(torch.load(tmp_path / f"out{i}.pt"), outputs[0])
+    assert not [p for p in cache.rglob("*") if ".tmp-" in p.name]  # no temporary file left
+    assert_matches_eager(outputs, eager(model, inputs))
+
+
 def test_an_unusable_cache_folder_does_not_stop_the_load(cache):
     model, inputs = _model_and_inputs()
     pte, _ = lower(model, inputs)
@@ -116,7 +195,7 @@ def test_an_unusable_cache_folder_does_not_stop_the_load(cache):
     assert_matches_eager(outputs, eager(model, inputs))
     cache.unlink()  # usable again: OpenVINO recreates the folder
     _, report = _load_and_run(pte, inputs)
-    assert report["cache_problem"] == "" and (cache / "CPU_f32").is_dir()
+    assert report["cache_problem"] == "" and (cache / _entry("CPU_f32")).is_dir()
 
 
 def test_a_bytes_path_works_and_empty_bytes_switch_the_cache_off(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 import struct
@@ -62,11 +63,14 @@ def _patched(pte: bytes, offset_in_blob: int, data: bytes, *, reseal: bool = Fal
 def test_round_trip_of_the_python_writer(good_pte):
     at, size = _blob(good_pte)
     header = processed_blob.read_header(good_pte, at)
-    assert header[:3] == (b"EXOVBLOB", 2, 1)
-    assert processed_blob.HEADER_SIZE == 56 and list(processed_blob.FIELD_OFFSETS.values()) == [0, 8, 12, 16, 24, 32, 40, 48, 52]
+    assert header[:3] == (b"EXOVBLOB", 3, 1)
+    assert processed_blob.HEADER_SIZE == 88
+    assert list(processed_blob.FIELD_OFFSETS.values()) == [0, 8, 12, 16, 24, 32, 40, 48, 52, 56]
     blob = good_pte[at : at + size]
     assert header[7] == processed_blob.checksum(blob) == zlib.crc32(blob[:48] + blob[52:])
     assert header[8] == 0
+    assert header.xml_offset == XML_START and header.weights_offset % 64 == 0
+    assert header.digest == hashlib.sha256(blob[XML_START:]).digest()
     ir = processed_blob.unpack(blob)
     assert ir.xml.startswith(b"<?xml") and len(ir.weights) == (16 * 4 + 4) * 4
 
@@ -81,11 +85,12 @@ def test_the_python_reader_sees_a_changed_byte_too(good_pte):
 
 CHECKSUM = "the processed blob's checksum does not match (stored 0x"
 AT = processed_blob.FIELD_OFFSETS  # where each header field starts (the round trip above pins them)
-XML_START = 64  # the Python writer puts the XML on the first 64-byte boundary
+XML_START = 128  # the Python writer puts the XML on the first 64-byte boundary after the header
 BAD_BLOBS = {
     "wrong magic": (AT["magic"], b"NOTOURS!", "does not start with the magic 'EXOVBLOB'", False),
-    "future format version": (AT["format_version"], struct.pack("<I", 3), "format version 3, this delegate reads version 2. Upgrade executorch-openvino", False),
-    "format version 1 (no checksum)": (AT["format_version"], struct.pack("<I", 1), "format version 1, this delegate reads version 2. Lower the model again", False),
+    "future format version": (AT["format_version"], struct.pack("<I", 4), "format version 4, this delegate reads version 3. Upgrade executorch-openvino", False),
+    "format version 1 (no checksum)": (AT["format_version"], struct.pack("<I", 1), "format version 1, this delegate reads version 3. Lower the model again", False),
+    "format version 2 (no digest)": (AT["format_version"], struct.pack("<I", 2), "format version 2, this delegate reads version 3. Lower the model again", False),
     "unknown payload kind": (AT["payload_kind"], struct.pack("<I", 9), "payload kind is 9", False),
     "xml length past the end": (AT["xml_size"], struct.pack("<Q", 1 << 40), "model XML section", False),
     "xml offset inside the header": (AT["xml_offset"], struct.pack("<Q", 8), "model XML section (offset 8", False),
@@ -95,6 +100,7 @@ BAD_BLOBS = {
     "a changed xml byte": (XML_START, b"<garbage", CHECKSUM, False),
     "a changed checksum": (AT["checksum"], struct.pack("<I", 0xDEADBEEF), CHECKSUM, False),
     "a changed reserved field": (AT["reserved"], struct.pack("<I", 1), CHECKSUM, False),
+    "a changed digest": (AT["digest"], b"\x00" * 8, CHECKSUM, False),
     "corrupt model xml, checksum recomputed": (XML_START, b"<garbage", "which was lowered with OpenVINO 20", True),
     "corrupt model xml: the same release wrote it": (XML_START, b"<garbage", "The same OpenVINO release wrote it, so the IR "
                                                                       "itself is wrong: lower the model again", True),
@@ -113,7 +119,7 @@ def test_bad_blob_fails_init_clearly(good_pte, case):
 
 def test_a_flipped_weight_byte_fails_init_instead_of_changing_results(good_pte):
     at, size = _blob(good_pte)
-    _, _, _, _, _, weights_offset, _, _, _ = struct.unpack_from("<8sIIQQQQII", good_pte, at)
+    weights_offset = processed_blob.read_header(good_pte, at).weights_offset
     flipped = _patched(good_pte, weights_offset + 5, bytes([good_pte[at + weights_offset + 5] ^ 0x40]))
     with pytest.raises(RuntimeError, match=re.escape(CHECKSUM)):
         exov.load_method(flipped)
@@ -145,14 +151,15 @@ def _model_with_same_weights():
 TRUNCATIONS = {
     "empty": (0, "the processed blob is empty"),
     "inside the magic": (5, "does not start with the magic 'EXOVBLOB' (5 bytes)"),
-    "inside the format version": (10, "truncated: 10 bytes, shorter than its 56-byte header"),
-    "inside the payload kind": (14, "truncated: 14 bytes, shorter than its 56-byte header"),
+    "inside the format version": (10, "truncated: 10 bytes, shorter than its 88-byte header"),
+    "inside the payload kind": (14, "truncated: 14 bytes, shorter than its 88-byte header"),
     "inside the XML offset": (20, "truncated: 20 bytes"),
     "inside the XML size": (28, "truncated: 28 bytes"),
     "inside the weights offset": (36, "truncated: 36 bytes"),
     "inside the weights size": (44, "truncated: 44 bytes"),
     "inside the checksum": (50, "truncated: 50 bytes"),
     "inside the reserved field": (54, "truncated: 54 bytes"),
+    "inside the digest": (70, "truncated: 70 bytes"),
     "inside the weights": (-1, "weights section"),
 }
 

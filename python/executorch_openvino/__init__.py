@@ -163,8 +163,12 @@ def last_compile_report() -> dict:
     init reused a compiled model this process already held for the same
     partition and options (another load of the program, or a copy
     :class:`~executorch_openvino.runtime.loaded_method.OpenvinoMethod` made for concurrent calls);
-    the other fields are then those of the init that compiled it. The latest
-    init of any thread in the process.
+    the other fields are then those of the init that compiled it. ``weights``:
+    where OpenVINO reads the weights from: ``"file mapping"`` (the ``.pte``'s
+    own file, mapped by the delegate, no copy), ``"copy"`` (a program loaded
+    from memory, or a blob not on a 64-byte boundary of its file) or
+    ``"model cache"`` (the cache folder's files). The latest init of any thread
+    in the process.
     """
     return dict(_native.last_compile_report())
 

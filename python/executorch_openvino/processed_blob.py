@@ -1,23 +1,27 @@
 """The processed blob: a versioned header followed by an OpenVINO IR model.
 
 Written by preprocess, read by ``native/processed_blob.cpp``; the layout is
-documented there (56-byte little-endian header, magic ``EXOVBLOB``, format
-version 2, payload kind 1 = OpenVINO IR XML + weights, and zlib's CRC-32 of the
-whole blob without the checksum field). The weights start on a 64-byte boundary
-of the blob.
+documented there (88-byte little-endian header, magic ``EXOVBLOB``, format
+version 3, payload kind 1 = OpenVINO IR XML + weights, zlib's CRC-32 of the
+whole blob without the checksum field, and the SHA-256 of the payload: the
+bytes from the XML offset to the end). The XML starts at byte 128 and the
+weights on a 64-byte boundary of the blob, so that the delegate can hand
+OpenVINO the weights where the ``.pte`` file lies (ExecuTorch places delegate
+segments on 64-byte boundaries or coarser).
 """
 
 from __future__ import annotations
 
+import hashlib
 import struct
 import zlib
 from typing import NamedTuple
 
 MAGIC = b"EXOVBLOB"
-FORMAT_VERSION = 2  # 1 had no checksum
+FORMAT_VERSION = 3  # 1 had no checksum, 2 no digest
 PAYLOAD_OPENVINO_IR = 1
-_HEADER = struct.Struct("<8sIIQQQQII")
-HEADER_SIZE = _HEADER.size  # 56
+_HEADER = struct.Struct("<8sIIQQQQII32s")
+HEADER_SIZE = _HEADER.size  # 88
 _ALIGN = 64
 
 
@@ -33,18 +37,19 @@ class Header(NamedTuple):
     weights_size: int
     checksum: int
     reserved: int
+    digest: bytes  # SHA-256 of blob[xml_offset:]
 
 
 def _field_offsets() -> dict[str, int]:
     offsets, at = {}, 0
-    for name, code in zip(Header._fields, ("8s", "I", "I", "Q", "Q", "Q", "Q", "I", "I")):
+    for name, code in zip(Header._fields, ("8s", "I", "I", "Q", "Q", "Q", "Q", "I", "I", "32s")):
         offsets[name] = at
         at += struct.calcsize("<" + code)
     assert at == HEADER_SIZE
     return offsets
 
 
-FIELD_OFFSETS = _field_offsets()  # magic 0, format_version 8, ..., checksum 48, reserved 52
+FIELD_OFFSETS = _field_offsets()  # magic 0, format_version 8, ..., checksum 48, reserved 52, digest 56
 CHECKSUM_OFFSET = FIELD_OFFSETS["checksum"]
 # The IR's rt_info entry naming the OpenVINO release that lowered it
 # (``ov.get_version()``), which the runtime names when it cannot read the IR.
@@ -79,16 +84,15 @@ def seal(blob: bytearray) -> None:
 
 
 def pack(ir: OpenvinoIr) -> bytes:
-    """Returns header + XML + padding + weights, sealed with the checksum."""
-    xml_offset = _ALIGN
+    """Returns header + XML + padding + weights, with the payload's digest, sealed with the checksum."""
+    xml_offset = (HEADER_SIZE + _ALIGN - 1) // _ALIGN * _ALIGN  # 128
     bin_offset = (xml_offset + len(ir.xml) + _ALIGN - 1) // _ALIGN * _ALIGN
-    header = _HEADER.pack(
-        MAGIC, FORMAT_VERSION, PAYLOAD_OPENVINO_IR, xml_offset, len(ir.xml), bin_offset, len(ir.weights), 0, 0
-    )
     out = bytearray(bin_offset + len(ir.weights))
-    out[: len(header)] = header
     out[xml_offset : xml_offset + len(ir.xml)] = ir.xml
     out[bin_offset:] = ir.weights
+    digest = hashlib.sha256(memoryview(out)[xml_offset:]).digest()
+    out[:HEADER_SIZE] = _HEADER.pack(MAGIC, FORMAT_VERSION, PAYLOAD_OPENVINO_IR, xml_offset, len(ir.xml),
+                                     bin_offset, len(ir.weights), 0, 0, digest)
     seal(out)
     return bytes(out)
 

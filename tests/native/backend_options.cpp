@@ -14,6 +14,7 @@
 #include <array>
 #include <cstring>
 #include <string>
+#include <dirent.h>
 #include <sys/stat.h>
 
 namespace et = executorch::runtime;
@@ -107,7 +108,13 @@ int main(int argc, char** argv) {
           handle.ok() && cached == (load == 1), handle.ok() ? "" : executorch_openvino::last_error());
     if (handle.ok()) backend->destroy(handle.get());
   }
-  check("runtime spec: the entry is in its folder", is_dir(cache + "/CPU_f32"), cache + "/CPU_f32");
+  // "CPU_f32-openvino-2026.4.1" (model_cache.h), beside the IR files' folder.
+  bool entry_found = false;
+  if (DIR* d = opendir(cache.c_str())) {
+    while (dirent* e = readdir(d)) entry_found |= std::strncmp(e->d_name, "CPU_f32-openvino-", 17) == 0;
+    closedir(d);
+  }
+  check("runtime spec: the entry is in its folder", entry_found && is_dir(cache + "/ir"), cache);
 
   et::BackendOption wrong = int_option("cache_dir", 1);
   et::BackendInitContext context(&allocator, nullptr, nullptr, nullptr, et::Span<const et::BackendOption>(&wrong, 1));

@@ -1,0 +1,171 @@
+#include "model_cache.h"
+
+#include "file_system.h"
+
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#ifdef _WIN32
+#include <direct.h>
+#include <process.h>
+#else
+#include <fcntl.h>  // AT_FDCWD
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
+
+namespace executorch_openvino {
+namespace {
+
+using File = std::unique_ptr<FILE, int (*)(FILE*)>;
+
+File open_file(const std::string& path, const char* mode) {
+#ifdef _WIN32
+  return File(_wfopen(files::widen(path).c_str(), files::widen(mode).c_str()), &std::fclose);
+#else
+  return File(std::fopen(path.c_str(), mode), &std::fclose);
+#endif
+}
+
+bool make_directory(const std::string& path) {
+#ifdef _WIN32
+  return _wmkdir(files::widen(path).c_str()) == 0 || errno == EEXIST;
+#else
+  return ::mkdir(path.c_str(), 0777) == 0 || errno == EEXIST;
+#endif
+}
+
+// Whether the file at `path` holds exactly `size` bytes equal to `data`, read
+// in chunks (not mapped: the check adds nothing to the process's memory).
+bool file_holds(const std::string& path, const void* data, size_t size) {
+  File f = open_file(path, "rb");
+  if (!f) return false;
+  std::vector<char> chunk(1 << 20);
+  const auto* expected = static_cast<const char*>(data);
+  size_t at = 0;
+  while (true) {
+    size_t n = std::fread(chunk.data(), 1, chunk.size(), f.get());
+    if (n == 0) break;
+    if (n > size - at || std::memcmp(chunk.data(), expected + at, n) != 0) return false;
+    at += n;
+  }
+  return at == size && !std::ferror(f.get());
+}
+
+// Writes `data` to `path` through a temporary file in the same folder renamed
+// into place, so no reader ever sees a partial file.
+bool write_whole_file(const std::string& path, const void* data, size_t size, std::string* problem) {
+  static std::atomic<unsigned> counter{0};
+#ifdef _WIN32
+  int pid = _getpid();
+#else
+  int pid = static_cast<int>(::getpid());
+#endif
+  const std::string temporary = path + ".tmp-" + std::to_string(pid) + "-" + std::to_string(counter.fetch_add(1));
+  {
+    File f = open_file(temporary, "wb");
+    if (!f) {
+      *problem = "could not create '" + temporary + "': " + std::strerror(errno);
+      return false;
+    }
+    bool written = size == 0 || std::fwrite(data, 1, size, f.get()) == size;
+    if (!written || std::fflush(f.get()) != 0) {
+      *problem = "could not write " + std::to_string(size) + " bytes to '" + temporary + "': " + std::strerror(errno);
+      f.reset();
+      std::remove(temporary.c_str());
+      return false;
+    }
+  }
+#ifdef _WIN32
+  std::remove(path.c_str());  // rename does not replace on Windows
+#endif
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    *problem = "could not rename '" + temporary + "' to '" + path + "': " + std::strerror(errno);
+    std::remove(temporary.c_str());
+    return false;
+  }
+  return true;
+}
+
+// What identifies a file's current bytes without reading them: size,
+// modification time and inode ("" where unknown). Any write changes the time.
+std::string identity(const std::string& path) {
+#if defined(__linux__)
+  // statx, not stat: glibc 2.33 gave stat a symbol version newer than manylinux_2_28 allows.
+  struct statx st;
+  if (::statx(AT_FDCWD, path.c_str(), 0, STATX_SIZE | STATX_MTIME | STATX_INO, &st) != 0) return "";
+  return std::to_string(st.stx_size) + " " + std::to_string(st.stx_mtime.tv_sec) + "." +
+         std::to_string(st.stx_mtime.tv_nsec) + " " + std::to_string(st.stx_ino);
+#else
+  (void)path;
+  return "";
+#endif
+}
+
+std::string read_small_file(const std::string& path) {
+  File f = open_file(path, "rb");
+  std::string text;
+  char buffer[512];
+  size_t n = 0;
+  while (f && (n = std::fread(buffer, 1, sizeof buffer, f.get())) > 0 && text.size() < 4096) text.append(buffer, n);
+  return text;
+}
+
+std::string file_name_part(std::string text) {
+  for (char& c : text) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  }
+  return text;
+}
+
+}  // namespace
+
+// OpenVINO keys its cache by the model and the properties its plugin lists as
+// caching properties: 2026.4.1's CPU plugin served the model compiled for f32
+// to f16 and bf16 requests (measured on a CPU without bf16 or f16 units, where
+// all three compile to f32). So each device, precision and performance hint
+// gets its own folder, and each OpenVINO release too (its entries do not
+// import into another, and two environments sharing a folder would otherwise
+// overwrite each other's).
+std::string cache_entry_dir(const std::string& dir, const RuntimeOptions& options, const std::string& release) {
+  std::string name =
+      options.device + "_" + (options.inference_precision.empty() ? "default" : options.inference_precision);
+  if (!options.performance_hint.empty()) name += "_" + options.performance_hint;
+  return files::join(dir, file_name_part(name + "-openvino-" + release));
+}
+
+std::string cached_ir_path(const std::string& dir, const ParsedBlob& blob, bool* rewritten, std::string* problem) {
+  *rewritten = false;
+  const std::string folder = files::join(dir, "ir");
+  if (!make_directory(dir) || !make_directory(folder)) {
+    *problem = "could not create the folder '" + folder + "': " + std::strerror(errno);
+    return "";
+  }
+  const std::string xml = files::join(folder, blob.digest + ".xml");
+  const std::string bin = files::join(folder, blob.digest + ".bin");
+  // The stamp holds both files' identities as they were when last found equal
+  // to a blob: while they are unchanged, the bytes need not be read again.
+  const std::string stamp = files::join(folder, blob.digest + ".checked");
+  const std::string xml_id = identity(xml), bin_id = identity(bin);
+  if (!xml_id.empty() && !bin_id.empty() && read_small_file(stamp) == xml_id + "\n" + bin_id + "\n") return xml;
+  const bool xml_there = files::exists(xml), bin_there = files::exists(bin);
+  if (!xml_there || !file_holds(xml, blob.xml, blob.xml_size)) {
+    *rewritten = *rewritten || xml_there;
+    if (!write_whole_file(xml, blob.xml, blob.xml_size, problem)) return "";
+  }
+  if (!bin_there || !file_holds(bin, blob.weights, blob.weights_size)) {
+    *rewritten = *rewritten || bin_there;
+    if (!write_whole_file(bin, blob.weights, blob.weights_size, problem)) return "";
+  }
+  const std::string checked = identity(xml) + "\n" + identity(bin) + "\n";
+  std::string ignored;  // without a stamp the next load compares the bytes again
+  write_whole_file(stamp, checked.data(), checked.size(), &ignored);
+  return xml;
+}
+
+}  // namespace executorch_openvino

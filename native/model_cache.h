@@ -1,0 +1,43 @@
+// The model cache's files (kCacheDirOption, docs/user-guide/model-cache.md).
+//
+// A cache folder holds, for each partition, its OpenVINO IR as files named by
+// the processed blob's SHA-256 ("ir/<digest>.xml" and ".bin"), and, for each
+// compile configuration, a folder that OpenVINO's own model cache fills
+// ("CPU_f32-openvino-2026.4.1/<OpenVINO's hash>.blob"). The delegate compiles
+// the IR file through OpenVINO's cache: OpenVINO keys its entries by the IR's
+// path (measured: a changed .bin under the same path was served from the
+// cache), and a path that names the content's digest keys them by content. A
+// warm load then imports OpenVINO's entry without reading the IR, and both the
+// IR and the imported model are file mappings, not copies.
+//
+// The IR files are written once, to a temporary name renamed into place (two
+// processes writing the same entry leave one whole file), and compared with
+// the blob byte for byte whenever their size, modification time or inode
+// differs from what a stamp file ("ir/<digest>.checked") recorded when they
+// were last found equal: a changed IR file is rewritten rather than compiled. OpenVINO checks its own entries: a truncated
+// or changed .blob was compiled again (2026.4.1, measured).
+#pragma once
+
+#include "compile_specs.h"
+#include "internal_symbols.h"
+#include "processed_blob.h"
+
+#include <string>
+
+namespace executorch_openvino {
+EXOV_INTERNAL_BEGIN
+
+// The folder of OpenVINO's cache inside `dir` for a compile with `options` by
+// OpenVINO `release` ("2026.4.1"): "<dir>/CPU_f32-openvino-2026.4.1",
+// "<dir>/CPU_f32_THROUGHPUT-openvino-2026.4.1". Characters outside
+// [A-Za-z0-9._-] of the device and hint become '_'.
+std::string cache_entry_dir(const std::string& dir, const RuntimeOptions& options, const std::string& release);
+
+// The path of `blob`'s IR XML in `dir` ("<dir>/ir/<digest>.xml", its weights
+// beside it as ".bin"), written or rewritten so that both files hold exactly
+// the blob's bytes. "" with `problem` set when the files cannot be written.
+// `rewritten` says whether files already there differed from the blob.
+std::string cached_ir_path(const std::string& dir, const ParsedBlob& blob, bool* rewritten, std::string* problem);
+
+EXOV_INTERNAL_END
+}  // namespace executorch_openvino

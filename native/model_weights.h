@@ -1,0 +1,75 @@
+// The bytes OpenVINO reads a partition's constants from, held for as long as
+// its compiled model lives: OpenVINO's CPU plugin keeps pointers into them
+// after compiling (docs/design.md, "Weights held once").
+//
+// Where the processed blob lies in a file mapping (a .pte loaded from its path
+// with ExecuTorch's mmap data loader), the delegate maps the same file range
+// itself, read-only, and hands OpenVINO those pages: no copy, and nothing tied
+// to ExecuTorch's loader, which may be gone before the last handle sharing the
+// model. Once compiled, the pages are dropped from the process's resident
+// memory (the file is still there to read them back from, page by page, as
+// OpenVINO touches them). Elsewhere (a program loaded from memory, Windows)
+// the weights are copied into a 64-byte aligned buffer, as before.
+//
+// A mapped file that is written in place (not replaced by a rename) changes
+// the weights under the compiled model: each call checks first
+// (file_unchanged), so such a call fails with a message instead of computing
+// with other weights.
+#pragma once
+
+#include "delegate_api.h"
+#include "internal_symbols.h"
+#include "processed_blob.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace executorch_openvino {
+EXOV_INTERNAL_BEGIN
+
+class ModelWeights {
+ public:
+  enum class Source { kFileMapping, kCopy };
+
+  // The weights of `blob`: its file's pages when it lies in a file mapping
+  // whose weights start on a 64-byte boundary, else a copy. nullptr with
+  // `error` set when the copy cannot be allocated.
+  static std::unique_ptr<ModelWeights> for_blob(const ParsedBlob& blob, std::string* error);
+  ~ModelWeights();
+  ModelWeights(const ModelWeights&) = delete;
+  ModelWeights& operator=(const ModelWeights&) = delete;
+
+  void* data() const { return data_; }
+  size_t size() const { return size_; }
+  Source source() const { return source_; }
+  // "file mapping" or "copy".
+  const char* source_name() const;
+
+  // Drops the mapped pages from resident memory (no-op for a copy): they are
+  // read from the file again when next touched (resident_pages.h).
+  void release_resident_pages();
+
+  // False, with `error` naming the file and the fix, when the mapped file was
+  // written since it was mapped (its size or modification time changed): its
+  // pages, and so the weights OpenVINO reads, may no longer be the program's.
+  // A file replaced by a rename is fine: the mapping keeps the old one. Always
+  // true for a copy. One statx call.
+  bool file_unchanged(std::string* error) const;
+
+
+ private:
+  ModelWeights() = default;
+  Source source_ = Source::kCopy;
+  void* data_ = nullptr;
+  size_t size_ = 0;
+  void* mapping_ = nullptr;  // the page-aligned start of the mapping, or the copy
+  size_t mapping_size_ = 0;
+  int fd_ = -1;            // the mapped file, kept open to tell whether it was written since
+  std::string path_;       // its path when mapped (for messages)
+  std::string identity_;   // its size and modification time when mapped
+};
+
+EXOV_INTERNAL_END
+}  // namespace executorch_openvino

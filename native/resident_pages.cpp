@@ -1,0 +1,85 @@
+#include "resident_pages.h"
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+#if defined(__linux__)
+#include <pthread.h>
+#include <sys/mman.h>
+#include <time.h>
+#endif
+
+namespace executorch_openvino {
+
+#if defined(__linux__)
+
+void drop_file_pages(void* start, size_t size) { ::madvise(start, size, MADV_DONTNEED); }
+
+void drop_file_pages_under(const std::string& folder) {
+  if (folder.empty()) return;
+  const std::string prefix = folder.back() == '/' ? folder : folder + "/";
+  FILE* maps = std::fopen("/proc/self/maps", "re");
+  if (maps == nullptr) return;
+  char line[4096 + 256];
+  while (std::fgets(line, sizeof line, maps) != nullptr) {
+    unsigned long start = 0, end = 0;
+    char perms[8] = {0};
+    int path_at = 0;
+    if (std::sscanf(line, "%lx-%lx %7s %*x %*x:%*x %*u %n", &start, &end, perms, &path_at) < 3 || path_at == 0) {
+      continue;
+    }
+    // Read-only ("r--s", "r--p"), of a data file, not a library (whose
+    // relocated pages are private changes): every page holds the file's bytes.
+    if ((std::strcmp(perms, "r--s") != 0 && std::strcmp(perms, "r--p") != 0) || std::strncmp(line + path_at, prefix.c_str(), prefix.size()) != 0) continue;
+    ::madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);
+  }
+  std::fclose(maps);
+}
+
+struct PeriodicDrop::State {
+  std::function<void()> drop;
+  std::atomic<bool> done{false};
+  pthread_t thread;
+  bool started = false;
+};
+
+namespace {
+// pthreads, not std::thread: the static libstdc++ calls pthread_create at
+// glibc 2.34's symbol version, newer than manylinux_2_28 allows
+// (glibc_2_28.h binds this file's calls to the old ones). Sleeps, not a timed
+// wait, for the same reason (pthread_cond_clockwait); ending waits one sleep.
+void* drop_until_done(void* arg) {
+  auto* state = static_cast<PeriodicDrop::State*>(arg);
+  const timespec pause{0, 5 * 1000 * 1000};
+  while (!state->done.load()) {
+    nanosleep(&pause, nullptr);
+    state->drop();
+  }
+  return nullptr;
+}
+}  // namespace
+
+PeriodicDrop::PeriodicDrop(std::function<void()> drop) : state_(std::make_unique<State>()) {
+  state_->drop = std::move(drop);
+  state_->started = pthread_create(&state_->thread, nullptr, &drop_until_done, state_.get()) == 0;
+}
+
+PeriodicDrop::~PeriodicDrop() {
+  if (!state_->started) return;
+  state_->done.store(true);
+  pthread_join(state_->thread, nullptr);
+}
+
+#else
+
+void drop_file_pages(void*, size_t) {}
+void drop_file_pages_under(const std::string&) {}
+struct PeriodicDrop::State {};
+PeriodicDrop::PeriodicDrop(std::function<void()>) {}
+PeriodicDrop::~PeriodicDrop() = default;
+
+#endif
+
+}  // namespace executorch_openvino
