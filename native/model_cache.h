@@ -14,8 +14,8 @@
 // processes writing the same entry leave one whole file), and compared with
 // the blob byte for byte whenever their size, modification time or inode
 // differs from what a stamp file ("ir/<digest>.checked") recorded when they
-// were last found equal: a changed IR file is rewritten rather than compiled. OpenVINO checks its own entries: a truncated
-// or changed .blob was compiled again (2026.4.1, measured).
+// were last found equal: a changed IR file is rewritten rather than compiled. OpenVINO checks its own entries: a
+// truncated or changed .blob was compiled again (2026.4.1, measured).
 #pragma once
 
 #include "compile_specs.h"

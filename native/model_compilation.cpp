@@ -89,7 +89,7 @@ Error compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blo
                    ") differed from the program's and were written again");
   }
   const std::string xml(blob.xml, blob.xml_size);  // for report_unreadable_ir
-  release_blob();  // the IR files hold the same bytes
+  release_blob();                                  // the IR files hold the same bytes
   std::string release = library.info().version;
   release = release.substr(0, release.find('-'));  // "2026.4.1"
   Properties properties = compile_properties(options);

@@ -44,8 +44,8 @@ bool find_mapped_file(const void* address, MappedFile* out) {
     unsigned major_id = 0, minor_id = 0;
     char perms[8] = {0};
     int path_at = 0;
-    if (std::sscanf(line, "%lx-%lx %7s %llx %x:%x %lu %n", &start, &end, perms, &offset, &major_id, &minor_id,
-                    &inode, &path_at) < 7) {
+    if (std::sscanf(line, "%lx-%lx %7s %llx %x:%x %lu %n", &start, &end, perms, &offset, &major_id, &minor_id, &inode,
+                    &path_at) < 7) {
       continue;
     }
     if (wanted < start || wanted >= end) continue;

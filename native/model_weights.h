@@ -58,7 +58,6 @@ class ModelWeights {
   // true for a copy. One statx call.
   bool file_unchanged(std::string* error) const;
 
-
  private:
   ModelWeights() = default;
   Source source_ = Source::kCopy;
@@ -66,9 +65,9 @@ class ModelWeights {
   size_t size_ = 0;
   void* mapping_ = nullptr;  // the page-aligned start of the mapping, or the copy
   size_t mapping_size_ = 0;
-  int fd_ = -1;            // the mapped file, kept open to tell whether it was written since
-  std::string path_;       // its path when mapped (for messages)
-  std::string identity_;   // its size and modification time when mapped
+  int fd_ = -1;           // the mapped file, kept open to tell whether it was written since
+  std::string path_;      // its path when mapped (for messages)
+  std::string identity_;  // its size and modification time when mapped
 };
 
 EXOV_INTERNAL_END

@@ -32,7 +32,9 @@ void drop_file_pages_under(const std::string& folder) {
     }
     // Read-only ("r--s", "r--p"), of a data file, not a library (whose
     // relocated pages are private changes): every page holds the file's bytes.
-    if ((std::strcmp(perms, "r--s") != 0 && std::strcmp(perms, "r--p") != 0) || std::strncmp(line + path_at, prefix.c_str(), prefix.size()) != 0) continue;
+    if ((std::strcmp(perms, "r--s") != 0 && std::strcmp(perms, "r--p") != 0) ||
+        std::strncmp(line + path_at, prefix.c_str(), prefix.size()) != 0)
+      continue;
     ::madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);
   }
   std::fclose(maps);

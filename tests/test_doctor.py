@@ -131,7 +131,8 @@ def test_unreadable_build_information_is_a_failed_check(tmp_path):
 def test_unknown_command_prints_usage(tmp_path):
     proc = _doctor(tmp_path, "docter")
     assert proc.returncode == 2
-    assert "usage: python -m executorch_openvino {doctor}" in proc.stderr
+    assert "usage: python -m executorch_openvino doctor [--json]" in proc.stderr
+    assert "python -m executorch_openvino cache FOLDER [--clear]" in proc.stderr
 
 
 def test_wrong_cpu_results_fail_the_check_with_the_error_and_the_fix(monkeypatch):

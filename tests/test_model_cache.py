@@ -250,3 +250,22 @@ def test_a_file_is_refused_as_cache_folder(tmp_path):
     with pytest.raises(FileExistsError):
         exov.set_cache_dir(afile)
     assert exov.cache_dir() == ""
+
+
+def test_the_cache_command_reports_and_clears_only_the_delegates_files(cache, tmp_path):
+    model, inputs = _model_and_inputs()
+    pte, _ = lower(model, inputs)
+    _load_and_run(pte, inputs)
+    (cache / "notes.txt").write_text("the user's own file")
+    command = [sys.executable, "-m", "executorch_openvino", "cache", str(cache)]
+    shown = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert "1 partitions' IR" in shown.stdout and _entry("CPU_f32") in shown.stdout and " ir " in shown.stdout
+    cleared = subprocess.run([*command, "--clear"], capture_output=True, text=True, timeout=120)
+    assert cleared.returncode == 0 and "removed" in cleared.stdout, cleared.stderr
+    assert sorted(p.name for p in cache.iterdir()) == ["notes.txt"]
+    _, report = _load_and_run(pte, inputs)  # filled again
+    assert report["loaded_from_cache"] is False and (cache / _entry("CPU_f32")).is_dir()
+    missing = subprocess.run([sys.executable, "-m", "executorch_openvino", "cache", str(tmp_path / "none")],
+                             capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 1 and "is not a folder" in missing.stderr

@@ -1,22 +1,47 @@
-"""``python -m executorch_openvino <command>``; the one command is ``doctor``."""
+"""``python -m executorch_openvino <command>``: ``doctor``, or ``cache FOLDER [--clear]``."""
 
 import sys
 
-COMMANDS = ("doctor",)
+USAGE = """usage: python -m executorch_openvino doctor [--json]
+       python -m executorch_openvino cache FOLDER [--clear]
+  doctor  checks that the delegate can run here and which OpenVINO it uses
+  cache   reports what the model cache FOLDER (the one given to set_cache_dir) holds;
+          --clear removes the delegate's files from it"""
+
+
+def _cache(argv: list[str]) -> int:
+    from .runtime import model_cache
+
+    folders = [a for a in argv if not a.startswith("-")]
+    unknown = [a for a in argv if a.startswith("-") and a != "--clear"]
+    if len(folders) != 1 or unknown:
+        print(USAGE, file=sys.stderr)
+        return 2
+    try:
+        if "--clear" in argv:
+            freed = model_cache.clear(folders[0])
+            print(f"removed {freed / 2**20:.1f} MiB of cached models from {folders[0]!r}")
+        else:
+            print(model_cache.report(folders[0]))
+    except NotADirectoryError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def main(argv: list[str]) -> int:
-    commands = [a for a in argv if not a.startswith("-")]
-    if len(commands) != 1 or commands[0] not in COMMANDS:
-        print(f"usage: python -m executorch_openvino {{{','.join(COMMANDS)}}} [--json]\n"
-              "  doctor  checks that the delegate can run here and which OpenVINO it uses", file=sys.stderr)
+    command = argv[0] if argv else ""
+    if command == "cache":
+        return _cache(argv[1:])
+    if command != "doctor" or any(not a.startswith("-") for a in argv[1:]):
+        print(USAGE, file=sys.stderr)
         return 2
     from .quiet import hide_known_noise
 
     hide_known_noise()
     from .doctor import main as doctor
 
-    return doctor([a for a in argv if a != commands[0]])
+    return doctor(argv[1:])
 
 
 if __name__ == "__main__":

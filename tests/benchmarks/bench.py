@@ -6,8 +6,9 @@ each round gives every engine about the same share of time, in a rotated order,
 so that a noisy neighbour slows all engines alike. Figures are per call:
 median and 90th percentile. Ratios are to the median of OpenVINO's own
 conversion (``openvino.convert_model``) of the same program in the same run.
-Then fresh processes (``load_probe.py``) load MiniLM to measure load time
-(without and with OpenVINO's model cache) and peak memory.
+Then fresh processes (``loading.py``) load MiniLM, the CNN and the LSTM to
+measure load time (without and with the model cache) and peak memory against
+XNNPACK and OpenVINO's own API.
 
 Writes ``results.json``, ``results.md`` and ``latency.png`` to ``--out``.
 """
@@ -29,8 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "native"))
 
 import concurrency  # noqa: E402
+import loading  # noqa: E402
 import torch  # noqa: E402
-from engines import LOCAL_ENGINES, SLOW_CALL_S, BundledOpenvino, environment_for, openvino_model  # noqa: E402
+from engines import LOCAL_ENGINES, SLOW_CALL_S, BundledOpenvino  # noqa: E402
 from low_precision_engines import LOW_PRECISION_ENGINES  # noqa: E402
 from models import CASE_NAMES, make_case  # noqa: E402
 from compile_harness import build_harness, compiler, write_first_blob  # noqa: E402
@@ -40,7 +42,6 @@ ENGINES = LOCAL_ENGINES + LOW_PRECISION_ENGINES  # every engine of this environm
 PROBE_CASE = "minilm_b1"
 MIN_CALLS = 3
 MAX_CALLS = 20_000
-PROBE_ROUNDS = 3
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -142,59 +143,6 @@ def measure_case(name: str, engines: list, workdir: Path, seconds: float, rounds
     return {"description": case.description, "engines": prepared}
 
 
-def _probe(python: str, *args: str) -> dict:
-    """load_probe.py's figures, or ``{"error": ...}`` with the end of its output when it failed."""
-    out = subprocess.run([python, str(HERE / "load_probe.py"), *args], capture_output=True, text=True,
-                         env=environment_for(python))
-    if out.returncode != 0:
-        print(out.stdout[-2000:], out.stderr[-4000:], sep="\n", file=sys.stderr)
-        return {"error": f"exit status {out.returncode}: {(out.stderr.strip().splitlines() or [''])[-1][:300]}"}
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def _median_probe(runs: list[dict]) -> dict:
-    """Per figure, the median over probe runs; the first error if any failed."""
-    failed = [r for r in runs if "error" in r]
-    if failed:
-        return failed[0]
-    return {key: statistics.median(r[key] for r in runs) for key in runs[0]} | {"runs": len(runs)}
-
-
-def measure_loading(workdir: Path, bundled_python: str | None) -> dict:
-    """Fresh-process load times and peak memory for PROBE_CASE (its .pte files were written by measure_case)."""
-    import openvino as ov
-
-    case = make_case(PROBE_CASE)
-    inputs = workdir / f"{PROBE_CASE}.inputs.pt"
-    torch.save(list(case.inputs), inputs)
-    xml = workdir / f"{PROBE_CASE}.xml"
-    ov.save_model(openvino_model(case), xml, compress_to_fp16=False)
-
-    pte = lambda key: str(workdir / f"{PROBE_CASE}.{key}.pte")  # noqa: E731
-    cache = Path(tempfile.mkdtemp(prefix="ov-cache-", dir=workdir))
-    # Without and with a warm cache alternately, PROBE_ROUNDS times (medians
-    # below), after one load that fills the cache.
-    runs = {"delegate_cache_first": [_probe(sys.executable, "pte", pte("delegate"), str(inputs), "--cache-dir",
-                                            str(cache))]}
-    for _ in range(PROBE_ROUNDS):
-        runs.setdefault("delegate_no_cache", []).append(_probe(sys.executable, "pte", pte("delegate"), str(inputs)))
-        runs.setdefault("delegate_cache_warm", []).append(
-            _probe(sys.executable, "pte", pte("delegate"), str(inputs), "--cache-dir", str(cache)))
-    results = {key: _median_probe(r) for key, r in runs.items()}
-    results["openvino"] = _probe(sys.executable, "openvino", str(xml), str(inputs))
-    # ExecuTorch's portable kernels are left out: seconds per MiniLM call.
-    if Path(pte("xnnpack")).exists():
-        results["xnnpack"] = _probe(sys.executable, "pte", pte("xnnpack"), str(inputs))
-    if bundled_python:
-        results["bundled"] = _probe(bundled_python, "pte", pte("bundled"), str(inputs))
-    results["cache_files"] = sorted(p.name for p in cache.iterdir())
-    for key, r in results.items():
-        if key != "cache_files":
-            print(f"   load {key:<22} " + (r["error"] if "error" in r else
-                  f"{r['load_s'] * 1e3:8.1f} ms   peak RSS {r['peak_rss_mib']:7.1f} MiB"), flush=True)
-    return results
-
-
 def measure_lifecycle_memory(workdir: Path) -> dict:
     """Resident memory of an OpenVINOBackend of PROBE_CASE per state, in a fresh process (lifecycle_probe.py)."""
     import executorch_openvino as exov
@@ -272,9 +220,11 @@ def main(argv=None) -> int:
                 results["overhead_cpp"] = None
         if "minilm_b8" in args.cases and "delegate" in args.engines:
             results["concurrency"] = concurrency.measure(workdir)
+        load_cases = tuple(c for c in loading.LOAD_CASES if c in args.cases)
+        if not args.no_loading and load_cases and "delegate" in args.engines:
+            print(f"\n== loading {', '.join(load_cases)} in fresh processes", flush=True)
+            results["loading"] = loading.measure(load_cases, workdir)
         if not args.no_loading and PROBE_CASE in args.cases and "delegate" in args.engines:
-            print(f"\n== loading {PROBE_CASE} in fresh processes", flush=True)
-            results["loading"] = measure_loading(workdir, args.bundled_python)
             print(f"\n== OpenVINOBackend memory per state ({PROBE_CASE}, fresh process, RSS MiB)", flush=True)
             results["lifecycle_memory"] = measure_lifecycle_memory(workdir)
     if args.packaging:
