@@ -3,6 +3,7 @@
 #include "file_system.h"
 
 #include <atomic>
+#include <cstdint>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -116,6 +117,28 @@ std::string read_small_file(const std::string& path) {
   return text;
 }
 
+// The CPU's instruction sets, as 8 hex digits: FNV-1a of the first "flags"
+// (x86) or "Features" (ARM) line of /proc/cpuinfo; "" elsewhere. An entry
+// compiled for one CPU's kernels is never offered to another kind of CPU.
+std::string cpu_signature() {
+  static const std::string signature = [] {
+    File f = open_file("/proc/cpuinfo", "r");
+    char line[8192];
+    while (f && std::fgets(line, sizeof line, f.get()) != nullptr) {
+      if (std::strncmp(line, "flags", 5) != 0 && std::strncmp(line, "Features", 8) != 0) continue;
+      uint32_t hash = 2166136261u;
+      for (const char* c = std::strchr(line, ':'); c != nullptr && *c != '\0' && *c != '\n'; ++c) {
+        hash = (hash ^ static_cast<unsigned char>(*c)) * 16777619u;
+      }
+      char hex[9];
+      std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(hash));
+      return std::string(hex);
+    }
+    return std::string();
+  }();
+  return signature;
+}
+
 std::string file_name_part(std::string text) {
   for (char& c : text) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
@@ -129,14 +152,16 @@ std::string file_name_part(std::string text) {
 // caching properties: 2026.4.1's CPU plugin served the model compiled for f32
 // to f16 and bf16 requests (measured on a CPU without bf16 or f16 units, where
 // all three compile to f32). So each device, precision and performance hint
-// gets its own folder, and each OpenVINO release too (its entries do not
-// import into another, and two environments sharing a folder would otherwise
-// overwrite each other's).
+// gets its own folder, and each OpenVINO release and kind of CPU too (two
+// environments or machines sharing a folder would otherwise overwrite each
+// other's entries).
 std::string cache_entry_dir(const std::string& dir, const RuntimeOptions& options, const std::string& release) {
   std::string name =
       options.device + "_" + (options.inference_precision.empty() ? "default" : options.inference_precision);
   if (!options.performance_hint.empty()) name += "_" + options.performance_hint;
-  return files::join(dir, file_name_part(name + "-openvino-" + release));
+  name += "-openvino-" + release;
+  if (!cpu_signature().empty()) name += "-cpu" + cpu_signature();
+  return files::join(dir, file_name_part(name));
 }
 
 std::string cached_ir_path(const std::string& dir, const ParsedBlob& blob, bool* rewritten, std::string* problem) {

@@ -2,8 +2,9 @@
 //
 // A cache folder holds, for each partition, its OpenVINO IR as files named by
 // the processed blob's SHA-256 ("ir/<digest>.xml" and ".bin"), and, for each
-// compile configuration, a folder that OpenVINO's own model cache fills
-// ("CPU_f32-openvino-2026.4.1/<OpenVINO's hash>.blob"). The delegate compiles
+// compile configuration, OpenVINO release and kind of CPU, a folder that
+// OpenVINO's own model cache fills
+// ("CPU_f32-openvino-2026.4.1-cpu1a2b3c4d/<OpenVINO's hash>.blob"). The delegate compiles
 // the IR file through OpenVINO's cache: OpenVINO keys its entries by the IR's
 // path (measured: a changed .bin under the same path was served from the
 // cache), and a path that names the content's digest keys them by content. A
@@ -28,9 +29,11 @@ namespace executorch_openvino {
 EXOV_INTERNAL_BEGIN
 
 // The folder of OpenVINO's cache inside `dir` for a compile with `options` by
-// OpenVINO `release` ("2026.4.1"): "<dir>/CPU_f32-openvino-2026.4.1",
-// "<dir>/CPU_f32_THROUGHPUT-openvino-2026.4.1". Characters outside
-// [A-Za-z0-9._-] of the device and hint become '_'.
+// OpenVINO `release` ("2026.4.1") on this CPU: "<dir>/CPU_f32-openvino-2026.4.1-cpu<8 hex digits>",
+// "<dir>/CPU_f32_THROUGHPUT-openvino-2026.4.1-cpu...". The digits hash the
+// instruction sets /proc/cpuinfo lists (FNV-1a of its first "flags" or
+// "Features" line from the ':' on). Characters outside [A-Za-z0-9._-] of the
+// device and hint become '_'.
 std::string cache_entry_dir(const std::string& dir, const RuntimeOptions& options, const std::string& release);
 
 // The path of `blob`'s IR XML in `dir` ("<dir>/ir/<digest>.xml", its weights

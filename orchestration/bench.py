@@ -63,3 +63,10 @@ def publish(out: Path, results: Path, kept_ops: Path, int8_accuracy: Path, commi
              "## Operations kept whole (`tests/benchmarks/kept_ops.py`)\n", kept_ops.read_text(),
              "## INT8 accuracy (`tests/benchmarks/int8_accuracy.py`)\n", int8_accuracy.read_text()]
     out.write_text("\n".join(p.rstrip() + "\n" for p in parts))
+
+
+def publish_loading(out: Path, loading: Path, commit: str) -> None:
+    """Writes `out` (docs/loading.md) from loading.py's table (``nox -s load_bench``), so that no figure is typed."""
+    out.write_text(f"# Loading: time and memory\n\nWritten by `nox -s load_bench` at commit {commit}; every figure "
+                   "below is that run's output (`build/bench/loading.md`). What a model cache folder holds and "
+                   "why: [user-guide/model-cache.md](user-guide/model-cache.md).\n\n" + loading.read_text())

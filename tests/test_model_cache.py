@@ -39,8 +39,14 @@ def _model_and_inputs():
 
 
 def _entry(name: str) -> str:
-    """The cache folder of a compile configuration ("CPU_f32") with the loaded OpenVINO's release."""
-    return f"{name}-openvino-{exov.library_info()['version'].split('-')[0]}"
+    """The cache folder of a compile configuration ("CPU_f32") with the loaded OpenVINO's release and this
+    CPU's instruction sets: FNV-1a of /proc/cpuinfo's first "flags" (or ARM's "Features") line from its ':'."""
+    line = next(line for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith(("flags", "Features")))
+    digest = 2166136261
+    for byte in line[line.index(":"):].encode():
+        digest = ((digest ^ byte) * 16777619) % 2**32
+    return f"{name}-openvino-{exov.library_info()['version'].split('-')[0]}-cpu{digest:08x}"
 
 
 def _ir_files(cache: Path) -> list[Path]:

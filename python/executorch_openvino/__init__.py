@@ -68,16 +68,19 @@ def set_library_path(path) -> None:
 
 
 def set_cache_dir(path) -> None:
-    """Turns OpenVINO's model cache on for every later program load (``None``, ``""`` or ``b""``: off).
+    """Turns the model cache on for every later program load (``None``, ``""`` or ``b""``: off).
 
-    Each delegated partition compiled afterwards is written to, or imported
-    from, a subfolder of `path` per device and precision (``CPU_f32``): OpenVINO
-    2026.4.1 keyed its ``CACHE_DIR`` entries without the precision hint here.
+    Each delegated partition loaded afterwards keeps its IR in ``path/ir``
+    (named by the partition's SHA-256) and what OpenVINO compiled from it in a
+    subfolder per device, precision, performance hint, OpenVINO release and
+    kind of CPU (``CPU_f32-openvino-2026.4.1-cpu1a2b3c4d``); later loads, in
+    any process, import it (docs/user-guide/model-cache.md: layout, size,
+    ``python -m executorch_openvino cache FOLDER [--clear]``).
     ``last_compile_report()["loaded_from_cache"]`` tells whether a load
-    imported its model. On CPU the saving is modest (MiniLM: the loading
-    table of docs/benchmarks.md). The folder is created if missing. A folder that later turns
-    out unusable does not fail a load: the model is compiled without the cache,
-    with a warning in the log and ``last_compile_report()["cache_problem"]``.
+    imported its model; load times with and without it: docs/loading.md. The
+    folder is created if missing. A folder that later turns out unusable does
+    not fail a load: the model is compiled without the cache, with a warning in
+    the log and ``last_compile_report()["cache_problem"]``.
     Sets the delegate's ``cache_dir`` backend option through ExecuTorch's
     ``set_option``, as a C++ application would.
 

@@ -3,8 +3,9 @@
 The layout is the delegate's (``native/model_cache.h``): per partition, its IR
 as ``ir/<sha256>.xml`` and ``ir/<sha256>.bin`` (the blob's digest) and a stamp
 ``ir/<sha256>.checked``; per compile configuration and OpenVINO release, a
-folder such as ``CPU_f32-openvino-2026.4.1`` that OpenVINO's own model cache
-fills with ``<hash>.blob`` files. Nothing here imports torch or openvino.
+folder such as ``CPU_f32-openvino-2026.4.1-cpu1a2b3c4d`` (the last part hashes
+the CPU's instruction sets) that OpenVINO's own model cache fills with
+``<hash>.blob`` files. Nothing here imports torch or openvino.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import NamedTuple
 
 IR_FOLDER = "ir"
 _IR_FILE = re.compile(r"[0-9a-f]{64}\.(xml|bin|checked)(\.tmp-\d+-\d+)?")
-_ENTRY_FOLDER = re.compile(r".+-openvino-\d+\.\d+\.\d+")
+_ENTRY_FOLDER = re.compile(r".+-openvino-\d+\.\d+\.\d+(-cpu[0-9a-f]{8})?")
 
 
 class Folder(NamedTuple):
