@@ -35,7 +35,8 @@ def test_default_is_float32_on_cpu():
         "loaded_from_cache": False, "cache_problem": "",  # no cache folder set
         # No hint passed: OpenVINO's CPU default (2025.4.1, 2026.4.1), one stream.
         "requested_performance_hint": "", "performance_hint": "LATENCY", "num_streams": "1",
-        "optimal_infer_requests": "1", "shared": False}  # compiled by this load, not another's
+        "optimal_infer_requests": "1", "shared": False,  # compiled by this load, not another's
+        "weights": "copy"}  # loaded from memory: the bytes lie on the heap, not in a file mapping
 
 
 @pytest.mark.parametrize("hint", ["LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT"])
