@@ -15,7 +15,8 @@
 #include <direct.h>
 #include <process.h>
 #else
-#include <fcntl.h>  // AT_FDCWD
+#include <fcntl.h>  // AT_FDCWD, open
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #endif
@@ -191,6 +192,28 @@ std::string cached_ir_path(const std::string& dir, const ParsedBlob& blob, bool*
   std::string ignored;  // without a stamp the next load compares the bytes again
   write_whole_file(stamp, checked.data(), checked.size(), &ignored);
   return xml;
+}
+
+EntryLock::EntryLock(const std::string& dir, const std::string& digest) {
+#ifndef _WIN32
+  const std::string path = files::join(files::join(dir, "ir"), digest + ".lock");
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  // Without the lock (a folder that refuses it) the compile goes on unlocked,
+  // as OpenVINO's own cache would.
+  if (fd_ >= 0) {
+    while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+#else
+  (void)dir;
+  (void)digest;
+#endif
+}
+
+EntryLock::~EntryLock() {
+#ifndef _WIN32
+  if (fd_ >= 0) ::close(fd_);  // releases the lock
+#endif
 }
 
 }  // namespace executorch_openvino

@@ -42,5 +42,22 @@ std::string cache_entry_dir(const std::string& dir, const RuntimeOptions& option
 // `rewritten` says whether files already there differed from the blob.
 std::string cached_ir_path(const std::string& dir, const ParsedBlob& blob, bool* rewritten, std::string* problem);
 
+// While alive, holds an exclusive lock on "<dir>/ir/<digest>.lock" (flock;
+// nothing on Windows), so that one compile at a time, in any process, fills
+// the partition's entries. OpenVINO 2026.4.1 writes an entry by opening its
+// name with O_TRUNC (strace), and a process that has mapped one (an import)
+// must not see it truncated: with the lock, a second compile finds the first
+// one's entry and imports it instead.
+class EntryLock {
+ public:
+  EntryLock(const std::string& dir, const std::string& digest);
+  ~EntryLock();
+  EntryLock(const EntryLock&) = delete;
+  EntryLock& operator=(const EntryLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 EXOV_INTERNAL_END
 }  // namespace executorch_openvino

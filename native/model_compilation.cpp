@@ -106,6 +106,7 @@ Error compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blo
   auto dropped_compile = [&] {
     ov_status_e status;
     {
+      EntryLock locked(cache_dir, blob.digest);
       PeriodicDrop dropping([&mapped_under] { drop_file_pages_under(mapped_under); });
       status = compile();
     }

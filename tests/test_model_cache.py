@@ -71,7 +71,7 @@ def test_the_second_load_imports_the_compiled_model_from_the_cache(cache):
     second, report = _load_and_run(pte, inputs)
     assert report["loaded_from_cache"] is True and report["weights"] == "model cache"
     assert sorted(p.relative_to(cache) for p in cache.rglob("*")) == entries  # nothing new written
-    assert [p.suffix for p in _ir_files(cache)] == [".bin", ".checked", ".xml"]
+    assert [p.suffix for p in _ir_files(cache)] == [".bin", ".checked", ".lock", ".xml"]
 
     assert_matches_eager(first, eager(model, inputs))
     assert all(torch.equal(a, b) for a, b in zip(first, second))

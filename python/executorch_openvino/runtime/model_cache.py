@@ -1,8 +1,8 @@
 """What a model cache folder holds, and emptying it (``python -m executorch_openvino cache``).
 
 The layout is the delegate's (``native/model_cache.h``): per partition, its IR
-as ``ir/<sha256>.xml`` and ``ir/<sha256>.bin`` (the blob's digest) and a stamp
-``ir/<sha256>.checked``; per compile configuration and OpenVINO release, a
+as ``ir/<sha256>.xml`` and ``ir/<sha256>.bin`` (the blob's digest), a stamp
+``ir/<sha256>.checked`` and a lock file ``ir/<sha256>.lock``; per compile configuration and OpenVINO release, a
 folder such as ``CPU_f32-openvino-2026.4.1-cpu1a2b3c4d`` (the last part hashes
 the CPU's instruction sets) that OpenVINO's own model cache fills with
 ``<hash>.blob`` files. Nothing here imports torch or openvino.
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 IR_FOLDER = "ir"
-_IR_FILE = re.compile(r"[0-9a-f]{64}\.(xml|bin|checked)(\.tmp-\d+-\d+)?")
+_IR_FILE = re.compile(r"[0-9a-f]{64}\.(xml|bin|checked|lock)(\.tmp-\d+-\d+)?")
 _ENTRY_FOLDER = re.compile(r".+-openvino-\d+\.\d+\.\d+(-cpu[0-9a-f]{8})?")
 
 
