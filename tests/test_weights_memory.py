@@ -147,6 +147,8 @@ def test_peak_memory_of_a_load_from_file_is_about_the_weights_once(tmp_path, no_
     # weights were held once, a load's peak was 3.2 times the weights (MiniLM, issue 33).
     # The peak left is ExecuTorch's own: it maps the whole blob (and locks it, as root)
     # and the delegate reads it once for the checksum, before any of OpenVINO's memory.
+    # What OpenVINO keeps of its own differs by CPU: the file-loaded program is compared
+    # with the same program loaded from memory, which holds one copy more.
     pte, _ = _pte(vocabulary=32768, width=512)
     weights = _weights_size(pte)
     (tmp_path / "model.pte").write_bytes(pte)
@@ -154,18 +156,24 @@ def test_peak_memory_of_a_load_from_file_is_about_the_weights_once(tmp_path, no_
     (tmp_path / "small.pte").write_bytes(small)
     torch.save(list(INPUTS), tmp_path / "inputs.pt")
     result = run_python_json("""
-        import json, torch
+        import gc, json, torch
         import executorch_openvino as exov
         def status(field):
             return int(next(l for l in open("/proc/self/status") if l.startswith(field + ":")).split()[1]) * 1024
         inputs = torch.load("inputs.pt")
         exov.load_method("small.pte").execute(inputs)  # OpenVINO's CPU plugin loaded before measuring
-        before = status("VmRSS")
-        open("/proc/self/clear_refs", "w").write("5")  # resets VmHWM to the current resident size
-        method = exov.load_method("model.pte")
-        after_load = status("VmRSS")
-        method.execute(inputs)
-        print(json.dumps({"peak": status("VmHWM") - before, "after_load": after_load - before}))
+        program_bytes = open("model.pte", "rb").read()
+        def measure(source):
+            gc.collect()
+            before = status("VmRSS")
+            open("/proc/self/clear_refs", "w").write("5")  # resets VmHWM to the current resident size
+            method = exov.load_method(source)
+            after_load = status("VmRSS") - before
+            method.execute(inputs)
+            peak = status("VmHWM") - before
+            del method
+            return {"peak": peak, "after_load": after_load}
+        print(json.dumps({"file": measure("model.pte"), "memory": measure(program_bytes)}))
     """, {}, tmp_path)
-    assert result["peak"] < 1.25 * weights, (result, weights)
-    assert result["after_load"] < 0.6 * weights, (result, weights)
+    assert result["file"]["peak"] < 1.25 * weights, (result, weights)
+    assert result["memory"]["after_load"] - result["file"]["after_load"] > 0.8 * weights, (result, weights)
