@@ -29,6 +29,16 @@
 namespace executorch_openvino {
 EXOV_INTERNAL_BEGIN
 
+// What tells whether a file was written: its size and modification time.
+struct FileIdentity {
+  uint64_t size = 0;
+  int64_t mtime_sec = 0;
+  uint32_t mtime_nsec = 0;
+  bool operator==(const FileIdentity& o) const {
+    return size == o.size && mtime_sec == o.mtime_sec && mtime_nsec == o.mtime_nsec;
+  }
+};
+
 class ModelWeights {
  public:
   enum class Source { kFileMapping, kCopy };
@@ -65,9 +75,9 @@ class ModelWeights {
   size_t size_ = 0;
   void* mapping_ = nullptr;  // the page-aligned start of the mapping, or the copy
   size_t mapping_size_ = 0;
-  int fd_ = -1;           // the mapped file, kept open to tell whether it was written since
-  std::string path_;      // its path when mapped (for messages)
-  std::string identity_;  // its size and modification time when mapped
+  int fd_ = -1;            // the mapped file, kept open to tell whether it was written since
+  std::string path_;       // its path when mapped (for messages)
+  FileIdentity identity_;  // its size and modification time when mapped
 };
 
 EXOV_INTERNAL_END
