@@ -11,6 +11,8 @@
 #include <memory>
 #include <vector>
 
+#include <zlib.h>
+
 #ifdef _WIN32
 #include <direct.h>
 #include <process.h>
@@ -165,7 +167,8 @@ std::string cache_entry_dir(const std::string& dir, const RuntimeOptions& option
   return files::join(dir, file_name_part(name));
 }
 
-std::string cached_ir_path(const std::string& dir, const ParsedBlob& blob, bool* rewritten, std::string* problem) {
+std::string cached_ir_path(const std::string& dir, const ParsedBlob& blob, const std::string& xml_bytes,
+                           const void* weights, bool* rewritten, std::string* problem) {
   *rewritten = false;
   const std::string folder = files::join(dir, "ir");
   if (!make_directory(dir) || !make_directory(folder)) {
@@ -180,13 +183,13 @@ std::string cached_ir_path(const std::string& dir, const ParsedBlob& blob, bool*
   const std::string xml_id = identity(xml), bin_id = identity(bin);
   if (!xml_id.empty() && !bin_id.empty() && read_small_file(stamp) == xml_id + "\n" + bin_id + "\n") return xml;
   const bool xml_there = files::exists(xml), bin_there = files::exists(bin);
-  if (!xml_there || !file_holds(xml, blob.xml, blob.xml_size)) {
+  if (!xml_there || !file_holds(xml, xml_bytes.data(), xml_bytes.size())) {
     *rewritten = *rewritten || xml_there;
-    if (!write_whole_file(xml, blob.xml, blob.xml_size, problem)) return "";
+    if (!write_whole_file(xml, xml_bytes.data(), xml_bytes.size(), problem)) return "";
   }
-  if (!bin_there || !file_holds(bin, blob.weights, blob.weights_size)) {
+  if (!bin_there || !file_holds(bin, weights, blob.weights_size)) {
     *rewritten = *rewritten || bin_there;
-    if (!write_whole_file(bin, blob.weights, blob.weights_size, problem)) return "";
+    if (!write_whole_file(bin, weights, blob.weights_size, problem)) return "";
   }
   const std::string checked = identity(xml) + "\n" + identity(bin) + "\n";
   std::string ignored;  // without a stamp the next load compares the bytes again
@@ -214,6 +217,55 @@ EntryLock::~EntryLock() {
 #ifndef _WIN32
   if (fd_ >= 0) ::close(fd_);  // releases the lock
 #endif
+}
+
+bool ir_files_hold(const std::string& ir_path, const std::string& xml, const void* weights, size_t weights_size) {
+  const std::string bin = ir_path.substr(0, ir_path.size() - 4) + ".bin";
+  return file_holds(ir_path, xml.data(), xml.size()) && file_holds(bin, weights, weights_size);
+}
+
+std::vector<std::string> entry_files(const std::string& entry_dir) {
+  std::vector<std::string> found;
+  for (const std::string& name : files::list_directory(entry_dir)) {
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".blob") == 0) {
+      found.push_back(name + " " + identity(files::join(entry_dir, name)));
+    }
+  }
+  return found;
+}
+
+namespace {
+// "size crc" of a file read in chunks; "" when it cannot be read.
+std::string size_and_crc(const std::string& path) {
+  File f = open_file(path, "rb");
+  if (!f) return "";
+  std::vector<unsigned char> chunk(1 << 20);
+  uLong crc = crc32_z(0L, nullptr, 0);
+  uint64_t size = 0;
+  size_t n = 0;
+  while ((n = std::fread(chunk.data(), 1, chunk.size(), f.get())) > 0) {
+    crc = crc32_z(crc, chunk.data(), n);
+    size += n;
+  }
+  if (std::ferror(f.get())) return "";
+  return std::to_string(size) + " " + std::to_string(static_cast<uint32_t>(crc)) + "\n";
+}
+}  // namespace
+
+bool entry_matches_record(const std::string& entry) {
+  const std::string recorded = read_small_file(entry + ".exov-crc");
+  return !recorded.empty() && size_and_crc(entry) == recorded;
+}
+
+void record_entry(const std::string& entry) {
+  const std::string record = size_and_crc(entry);
+  std::string ignored;  // without a record the entry is compiled again next time
+  if (!record.empty()) write_whole_file(entry + ".exov-crc", record.data(), record.size(), &ignored);
+}
+
+void remove_entry(const std::string& entry) {
+  std::remove(entry.c_str());
+  std::remove((entry + ".exov-crc").c_str());
 }
 
 }  // namespace executorch_openvino

@@ -24,6 +24,7 @@
 #include "processed_blob.h"
 
 #include <string>
+#include <vector>
 
 namespace executorch_openvino {
 EXOV_INTERNAL_BEGIN
@@ -40,7 +41,28 @@ std::string cache_entry_dir(const std::string& dir, const RuntimeOptions& option
 // beside it as ".bin"), written or rewritten so that both files hold exactly
 // the blob's bytes. "" with `problem` set when the files cannot be written.
 // `rewritten` says whether files already there differed from the blob.
-std::string cached_ir_path(const std::string& dir, const ParsedBlob& blob, bool* rewritten, std::string* problem);
+// `xml` and `weights` are the blob's (which may be released: the XML copied,
+// the weights mapped from the .pte, model_weights.h).
+std::string cached_ir_path(const std::string& dir, const ParsedBlob& blob, const std::string& xml, const void* weights,
+                           bool* rewritten, std::string* problem);
+
+// Whether `ir_path` (cached_ir_path's) and its .bin hold exactly `xml` and
+// `weights` (read in chunks, compared byte for byte).
+bool ir_files_hold(const std::string& ir_path, const std::string& xml, const void* weights, size_t weights_size);
+
+// OpenVINO's entries (the *.blob files) in `entry_dir`, with their identities
+// ("name size mtime inode" lines), to tell which ones a compile wrote.
+std::vector<std::string> entry_files(const std::string& entry_dir);
+
+// A compiled entry's record: "<entry>.exov-crc" holds the size and CRC-32 the
+// entry had when the compile that wrote it finished. OpenVINO 2026.4.1 imported
+// an entry with bytes changed in its middle without a word (a new user's
+// finding: 0.207 off on MiniLM), so an entry is used only when its bytes match
+// its record (reading it costs about 40 ms per 86 MiB).
+bool entry_matches_record(const std::string& entry);
+void record_entry(const std::string& entry);
+// Removes an entry and its record (a process that mapped it keeps its pages).
+void remove_entry(const std::string& entry);
 
 // While alive, holds an exclusive lock on "<dir>/ir/<digest>.lock" (flock;
 // nothing on Windows), so that one compile at a time, in any process, fills

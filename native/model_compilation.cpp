@@ -9,6 +9,8 @@
 #include "openvino_tensors.h"
 #include "resident_pages.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <utility>
 #include <vector>
@@ -70,84 +72,117 @@ void report_unreadable_ir(const std::string& xml) {
                           (lowered_with.empty() ? std::string("(not recorded)") : lowered_with) + "." + advice));
 }
 
+bool loaded_from_cache(ov_compiled_model_t* compiled) {
+  const OpenVinoApi& api = OpenVinoLibrary::instance().api();
+  char* value = nullptr;
+  bool yes = false;
+  if (api.ov_compiled_model_get_property(compiled, "LOADED_FROM_CACHE", &value) == OK && value) {
+    const std::string text = value;
+    yes = text == "YES" || text == "true" || text == "1";
+    api.ov_free(value);
+  }
+  return yes;
+}
+
 // Through the model cache in `cache_dir` (model_cache.h): OpenVINO compiles
-// the partition's IR file, or imports what it compiled from it before.
-// Returns Error::NotFound with `problem` set, and the blob kept, when the IR
-// files cannot be written (the caller compiles from memory). Once they are,
-// the blob is released and a cache folder OpenVINO cannot use only costs the
-// cache: the IR file is compiled without it.
-Error compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob, const std::string& cache_dir,
-                            const std::function<void()>& release_blob, ov_compiled_model_t** compiled,
-                            std::string* problem) {
+// the partition's IR file, or imports what it compiled from it before; either
+// is checked (an imported entry against its record, an IR file compiled
+// against the program's `xml` and `weights`) and done again once when wrong.
+// False with `problem` set when the cache cannot be used (the caller compiles
+// from memory).
+bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob, const std::string& xml,
+                           const void* weights, const std::string& cache_dir, ov_compiled_model_t** compiled,
+                           std::string* problem) {
   OpenVinoLibrary& library = OpenVinoLibrary::instance();
   const OpenVinoApi& api = library.api();
   bool rewritten = false;
-  const std::string path = cached_ir_path(cache_dir, blob, &rewritten, problem);
-  if (path.empty()) return Error::NotFound;
+  const std::string path = cached_ir_path(cache_dir, blob, xml, weights, &rewritten, problem);
+  if (path.empty()) return false;
   if (rewritten) {
     report_warning("init: the model cache's IR files for this partition (" + path +
                    ") differed from the program's and were written again");
   }
-  const std::string xml(blob.xml, blob.xml_size);  // for report_unreadable_ir
-  release_blob();                                  // the IR files hold the same bytes
   std::string release = library.info().version;
   release = release.substr(0, release.find('-'));  // "2026.4.1"
+  const std::string entry_dir = cache_entry_dir(cache_dir, options, release);
   Properties properties = compile_properties(options);
-  properties.emplace_back("CACHE_DIR", cache_entry_dir(cache_dir, options, release));
+  properties.emplace_back("CACHE_DIR", entry_dir);
+  // OpenVINO maps the IR's weights and its entries itself, and
+  // /proc/self/maps names them by absolute paths (resident_pages.h).
+  const std::string mapped_under = files::canonical(cache_dir);
   auto compile = [&] {
+    PeriodicDrop dropping([&mapped_under] { drop_file_pages_under(mapped_under); });
     return with_properties(properties, [&](size_t n, auto... key_values) {
       return api.ov_core_compile_model_from_file(library.core(), path.c_str(), options.device.c_str(), n, compiled,
                                                  key_values...);
     });
   };
-  // OpenVINO maps the IR's weights and its cache entries itself, and
-  // /proc/self/maps names them by absolute paths (resident_pages.h).
-  const std::string mapped_under = files::canonical(cache_dir);
-  auto dropped_compile = [&] {
-    ov_status_e status;
-    {
-      EntryLock locked(cache_dir, blob.digest);
-      PeriodicDrop dropping([&mapped_under] { drop_file_pages_under(mapped_under); });
-      status = compile();
-    }
-    drop_file_pages_under(mapped_under);
-    return status;
+  auto discard = [&] {
+    api.ov_compiled_model_free(*compiled);
+    *compiled = nullptr;
   };
-  if (dropped_compile() == OK) return Error::Ok;
-  *problem = ov_message("OpenVINO could not use the model cache folder '" + properties.back().second + "'");
-  properties.pop_back();
-  if (dropped_compile() == OK) return Error::Ok;
-  report_unreadable_ir(xml);
-  return Error::InvalidProgram;
+  EntryLock locked(cache_dir, blob.digest);  // checks and records included
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const std::vector<std::string> entries_before = entry_files(entry_dir);
+    const std::vector<std::string> mapped_before = mapped_files_under(mapped_under);
+    ov_status_e status = compile();
+    if (status != OK) {
+      *problem = ov_message("OpenVINO could not use the model cache folder '" + entry_dir + "'");
+      return false;
+    }
+    if (loaded_from_cache(*compiled)) {
+      std::vector<std::string> imported;  // the entry OpenVINO mapped for this import
+      for (const std::string& f : mapped_files_under(mapped_under)) {
+        if (std::find(mapped_before.begin(), mapped_before.end(), f) == mapped_before.end()) imported.push_back(f);
+      }
+      if (imported.size() == 1 && entry_matches_record(imported[0])) break;
+      report_warning("init: the model cache entry " + (imported.empty() ? std::string("(not found)") : imported[0]) +
+                     " has no record of its bytes or differs from it, so it was compiled again");
+      discard();
+      for (const std::string& f : imported) remove_entry(f);
+      continue;
+    }
+    // Compiled from the IR file: it must have been the program's.
+    if (!ir_files_hold(path, xml, weights, blob.weights_size)) {
+      report_warning("init: the model cache's IR files (" + path +
+                     ") changed while they were compiled; written "
+                     "again and compiled again");
+      discard();
+      for (const std::string& e : entry_files(entry_dir)) {
+        if (std::find(entries_before.begin(), entries_before.end(), e) == entries_before.end()) {
+          remove_entry(files::join(entry_dir, e.substr(0, e.find(' '))));
+        }
+      }
+      std::remove(path.c_str());  // written again from the program by the next cached_ir_path
+      if (cached_ir_path(cache_dir, blob, xml, weights, &rewritten, problem).empty()) return false;
+      continue;
+    }
+    for (const std::string& e : entry_files(entry_dir)) {
+      if (std::find(entries_before.begin(), entries_before.end(), e) == entries_before.end()) {
+        record_entry(files::join(entry_dir, e.substr(0, e.find(' '))));
+      }
+    }
+    break;
+  }
+  drop_file_pages_under(mapped_under);
+  if (*compiled == nullptr) *problem = "the model cache folder '" + entry_dir + "' gave a wrong entry twice";
+  return *compiled != nullptr;
 }
 
-// From the blob in memory: OpenVINO reads the IR with its weights in `*weights`
-// (model_weights.h), then compiles it. Calls `release_blob` once the blob is no
-// longer needed, before OpenVINO reads anything.
-Error compile_from_memory(const RuntimeOptions& options, const ParsedBlob& blob,
-                          const std::function<void()>& release_blob, std::unique_ptr<ModelWeights>* weights,
+// From memory: OpenVINO reads the IR `xml` with its weights in `weights`
+// (model_weights.h), then compiles it.
+Error compile_from_memory(const RuntimeOptions& options, const std::string& xml, ModelWeights& weights,
                           ov_compiled_model_t** compiled) {
   OpenVinoLibrary& library = OpenVinoLibrary::instance();
   const OpenVinoApi& api = library.api();
-  std::string error;
-  *weights = ModelWeights::for_blob(blob, &error);
-  if (!*weights) {
-    report_error("init: " + error);
-    return Error::MemoryAllocationFailed;
-  }
   ov_tensor_t* weights_tensor = nullptr;
-  if ((*weights)->size() > 0) {
-    std::vector<int64_t> dims{static_cast<int64_t>((*weights)->size())};
-    if (api.ov_tensor_create_from_host_ptr(U8, shape_view(dims), (*weights)->data(), &weights_tensor) != OK) {
+  if (weights.size() > 0) {
+    std::vector<int64_t> dims{static_cast<int64_t>(weights.size())};
+    if (api.ov_tensor_create_from_host_ptr(U8, shape_view(dims), weights.data(), &weights_tensor) != OK) {
       report_error(ov_message("init: could not wrap the model weights in a tensor"));
       return Error::Internal;
     }
   }
-  // With the XML copied (a few hundred KiB) and OpenVINO reading constants from
-  // `weights`, ExecuTorch's copy of the blob can go before OpenVINO's own
-  // memory comes (docs/design.md, "Weights held once").
-  const std::string xml(blob.xml, blob.xml_size);
-  release_blob();
   ov_model_t* model = nullptr;
   ov_status_e status =
       api.ov_core_read_model_from_memory_buffer(library.core(), xml.data(), xml.size(), weights_tensor, &model);
@@ -157,8 +192,7 @@ Error compile_from_memory(const RuntimeOptions& options, const ParsedBlob& blob,
     return Error::InvalidProgram;
   }
   {
-    ModelWeights& w = **weights;
-    PeriodicDrop dropping([&w] { w.release_resident_pages(); });
+    PeriodicDrop dropping([&weights] { weights.release_resident_pages(); });
     status = with_properties(compile_properties(options), [&](size_t n, auto... key_values) {
       return api.ov_core_compile_model(library.core(), model, options.device.c_str(), n, compiled, key_values...);
     });
@@ -170,7 +204,7 @@ Error compile_from_memory(const RuntimeOptions& options, const ParsedBlob& blob,
   }
   // Compiling read every constant (measured); what the compiled model still
   // reads in place comes back from the file page by page.
-  (*weights)->release_resident_pages();
+  weights.release_resident_pages();
   return Error::Ok;
 }
 
@@ -178,25 +212,40 @@ Error compile_from_memory(const RuntimeOptions& options, const ParsedBlob& blob,
 
 Error compile_blob(const RuntimeOptions& options, const ParsedBlob& blob, const std::string& cache_dir,
                    const std::function<void()>& release_blob, std::shared_ptr<SharedCompiledModel>* out) {
+  // The XML copied (a few hundred KiB) and the weights mapped from the .pte,
+  // ExecuTorch's copy of the blob can go before OpenVINO's own memory comes
+  // (docs/design.md, "Weights held once"). A program loaded from memory keeps
+  // it until its weights are copied (or the cache is filled from it).
+  const std::string xml(blob.xml, blob.xml_size);
+  std::string error;
+  std::unique_ptr<ModelWeights> weights = ModelWeights::for_blob(blob, &error, /*copy=*/false);
+  if (weights) release_blob();
   ov_compiled_model_t* compiled = nullptr;
-  std::unique_ptr<ModelWeights> weights;
   std::string cache_problem;
-  if (!cache_dir.empty()) {
-    Error e = compile_through_cache(options, blob, cache_dir, release_blob, &compiled, &cache_problem);
-    if (e != Error::Ok && e != Error::NotFound) return e;
-    if (!cache_problem.empty()) {
-      // The cache only saves time: an unusable folder must not stop the load.
-      cache_problem += ", so the model was compiled without it";
-      report_warning("init: " + cache_problem + ". Fix the folder or call set_cache_dir again.");
-    }
+  if (!cache_dir.empty() && !compile_through_cache(options, blob, xml, weights ? weights->data() : blob.weights,
+                                                   cache_dir, &compiled, &cache_problem)) {
+    // The cache only saves time: an unusable folder must not stop the load.
+    cache_problem += ", so the model was compiled without it";
+    report_warning("init: " + cache_problem + ". Fix the folder or call set_cache_dir again.");
   }
-  if (compiled == nullptr) {
-    Error e = compile_from_memory(options, blob, release_blob, &weights, &compiled);
+  const bool from_cache_folder = compiled != nullptr;
+  if (!compiled) {
+    if (!weights) weights = ModelWeights::for_blob(blob, &error);  // a copy
+    if (!weights) {
+      report_error("init: " + error);
+      return Error::MemoryAllocationFailed;
+    }
+    release_blob();
+    Error e = compile_from_memory(options, xml, *weights, &compiled);
     if (e != Error::Ok) return e;
   }
   release_blob();
   CompileReport report = compile_report(options, compiled, cache_problem);
-  report.weights = weights ? weights->source_name() : "model cache";
+  // Through the cache, a file mapping of the .pte is kept only to tell
+  // whether the file was written since (ExecuTorch reads the rest of the
+  // program from it), and OpenVINO reads the cache's files.
+  report.weights = from_cache_folder ? "model cache" : weights->source_name();
+  if (from_cache_folder && weights) weights->release_resident_pages();
   if (!options.inference_precision.empty() && !report.effective_precision.empty() &&
       report.effective_precision != options.inference_precision) {
     // Measured: an AVX-512 bf16 CPU without float16 arithmetic takes "f16" as bf16 (OpenVINO 2026.4.1).

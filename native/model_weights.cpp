@@ -3,6 +3,8 @@
 #include "delegate_api.h"
 #include "resident_pages.h"
 
+#include <zlib.h>
+
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -84,7 +86,7 @@ bool identity_of(int fd, FileIdentity* out) {
 // is still the same file (device and inode). The mapping starts on a page
 // boundary: `*data` is the first byte of the range inside it; `*fd` stays open.
 bool map_same_range(const void* address, size_t size, void** mapping, size_t* mapping_size, void** data, int* fd_out,
-                    std::string* path, FileIdentity* identity) {
+                    std::string* path, FileIdentity* identity, uint64_t* file_end) {
   MappedFile file;
   if (!find_mapped_file(address, &file)) return false;
   int fd = ::open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -106,6 +108,7 @@ bool map_same_range(const void* address, size_t size, void** mapping, size_t* ma
   }
   *fd_out = fd;
   *path = file.path;
+  *file_end = file.offset + size;
   *mapping = pages;
   *mapping_size = length;
   *data = static_cast<uint8_t*>(pages) + (file.offset - start);
@@ -115,21 +118,23 @@ bool map_same_range(const void* address, size_t size, void** mapping, size_t* ma
 
 }  // namespace
 
-std::unique_ptr<ModelWeights> ModelWeights::for_blob(const ParsedBlob& blob, std::string* error) {
+std::unique_ptr<ModelWeights> ModelWeights::for_blob(const ParsedBlob& blob, std::string* error, bool copy) {
   std::unique_ptr<ModelWeights> w(new ModelWeights());
   w->size_ = blob.weights_size;
+  w->weights_crc_ = blob.weights_crc;
   if (blob.weights_size == 0) return w;
 #if defined(__linux__)
   // OpenVINO reads constants in place from 64-byte aligned weights (the copy
   // below is aligned so too); a blob placed otherwise is copied.
   if (reinterpret_cast<uintptr_t>(blob.weights) % 64 == 0 &&
       map_same_range(blob.weights, blob.weights_size, &w->mapping_, &w->mapping_size_, &w->data_, &w->fd_, &w->path_,
-                     &w->identity_)) {
+                     &w->identity_, &w->file_end_)) {
     w->source_ = Source::kFileMapping;
     mapped_alive.fetch_add(w->size_);
     return w;
   }
 #endif
+  if (!copy) return nullptr;
   size_t padded = (blob.weights_size + 63) / 64 * 64;
   w->mapping_ = std::aligned_alloc(64, padded);
   if (w->mapping_ == nullptr) {
@@ -165,10 +170,20 @@ void ModelWeights::release_resident_pages() {
 #endif
 }
 
-bool ModelWeights::file_unchanged(std::string* error) const {
+bool ModelWeights::file_unchanged(std::string* error) {
 #if defined(__linux__)
   FileIdentity now;
-  if (source_ != Source::kFileMapping || (identity_of(fd_, &now) && now == identity_)) return true;
+  if (source_ != Source::kFileMapping) return true;
+  std::lock_guard<std::mutex> lock(check_mutex_);
+  if (identity_of(fd_, &now) && now == identity_) return true;
+  // Written: a file too short for the weights would end the process with
+  // SIGBUS on the first read of the missing pages, so the size comes first.
+  if (now.size >= file_end_ && crc32_z(0L, static_cast<const Bytef*>(data_), size_) == weights_crc_) {
+    release_resident_pages();
+    identity_ = now;  // the same weights: nothing to report
+    return true;
+  }
+  release_resident_pages();
   *error = "the program file '" + path_ +
            "' was written since this method was loaded, and OpenVINO reads the partition's weights from it: "
            "load the program again. To replace a program that is in use, write the new one to another file and "

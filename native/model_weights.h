@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace executorch_openvino {
@@ -44,9 +45,9 @@ class ModelWeights {
   enum class Source { kFileMapping, kCopy };
 
   // The weights of `blob`: its file's pages when it lies in a file mapping
-  // whose weights start on a 64-byte boundary, else a copy. nullptr with
-  // `error` set when the copy cannot be allocated.
-  static std::unique_ptr<ModelWeights> for_blob(const ParsedBlob& blob, std::string* error);
+  // whose weights start on a 64-byte boundary, else a copy (or, without
+  // `copy`, nullptr). nullptr with `error` set when a copy cannot be allocated.
+  static std::unique_ptr<ModelWeights> for_blob(const ParsedBlob& blob, std::string* error, bool copy = true);
   ~ModelWeights();
   ModelWeights(const ModelWeights&) = delete;
   ModelWeights& operator=(const ModelWeights&) = delete;
@@ -62,11 +63,12 @@ class ModelWeights {
   void release_resident_pages();
 
   // False, with `error` naming the file and the fix, when the mapped file was
-  // written since it was mapped (its size or modification time changed): its
-  // pages, and so the weights OpenVINO reads, may no longer be the program's.
-  // A file replaced by a rename is fine: the mapping keeps the old one. Always
-  // true for a copy. One statx call.
-  bool file_unchanged(std::string* error) const;
+  // written since it was mapped and its weights are no longer the program's.
+  // One statx call; only when the size or modification time changed are the
+  // weights read again and compared with the blob's CRC-32 (a file written
+  // again with the same bytes is fine). A file replaced by a rename is fine:
+  // the mapping keeps the old one. Always true for a copy.
+  bool file_unchanged(std::string* error);
 
  private:
   ModelWeights() = default;
@@ -77,7 +79,10 @@ class ModelWeights {
   size_t mapping_size_ = 0;
   int fd_ = -1;            // the mapped file, kept open to tell whether it was written since
   std::string path_;       // its path when mapped (for messages)
-  FileIdentity identity_;  // its size and modification time when mapped
+  FileIdentity identity_;  // its size and modification time when last found to hold the weights
+  uint64_t file_end_ = 0;  // where the weights end in the file
+  uint32_t weights_crc_ = 0;
+  std::mutex check_mutex_;
 };
 
 EXOV_INTERNAL_END

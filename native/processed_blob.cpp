@@ -75,8 +75,15 @@ bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::s
   }
   // Last, so that a damaged field is named above; this reads every byte once.
   uint32_t stored = read_u32(bytes + kChecksumOffset);
-  uLong computed = crc32_z(0L, bytes, kChecksumOffset);
-  computed = crc32_z(computed, bytes + kChecksumOffset + 4, size - kChecksumOffset - 4);
+  // In three parts, so that the weights' own CRC comes with the one pass
+  // (ModelWeights checks a mapped file again with it): before, the weights, after.
+  const size_t weights_end = static_cast<size_t>(bin_offset + bin_size);
+  uLong before = crc32_z(crc32_z(0L, bytes, kChecksumOffset), bytes + kChecksumOffset + 4,
+                         static_cast<size_t>(bin_offset) - kChecksumOffset - 4);
+  uLong weights_crc = crc32_z(0L, bytes + bin_offset, static_cast<size_t>(bin_size));
+  uLong after = crc32_z(0L, bytes + weights_end, size - weights_end);
+  uLong computed = crc32_combine(crc32_combine(before, weights_crc, static_cast<z_off_t>(bin_size)), after,
+                                 static_cast<z_off_t>(size - weights_end));
   if (stored != static_cast<uint32_t>(computed)) {
     char detail[64];
     std::snprintf(detail, sizeof detail, "stored 0x%08x, computed 0x%08x", unsigned(stored), unsigned(computed));
@@ -89,6 +96,7 @@ bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::s
   out->weights = bytes + bin_offset;
   out->weights_size = static_cast<size_t>(bin_size);
   out->checksum = stored;
+  out->weights_crc = static_cast<uint32_t>(weights_crc);
   static const char hex[] = "0123456789abcdef";
   out->digest.clear();
   for (size_t i = 0; i < kDigestSize; ++i) {

@@ -46,8 +46,9 @@ struct ParsedBlob {
   size_t xml_size = 0;
   const uint8_t* weights = nullptr;
   size_t weights_size = 0;
-  uint32_t checksum = 0;  // the header's CRC-32, checked against the bytes
-  std::string digest;     // the header's SHA-256, 64 lowercase hex digits
+  uint32_t checksum = 0;     // the header's CRC-32, checked against the bytes
+  std::string digest;        // the header's SHA-256, 64 lowercase hex digits
+  uint32_t weights_crc = 0;  // zlib's CRC-32 of the weights section alone
 };
 
 // Checks every field, then the checksum, before use. Returns false with

@@ -1,5 +1,6 @@
 #include "resident_pages.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -17,7 +18,10 @@ namespace executorch_openvino {
 
 void drop_file_pages(void* start, size_t size) { ::madvise(start, size, MADV_DONTNEED); }
 
-void drop_file_pages_under(const std::string& folder) {
+namespace {
+// Calls `each(start, end, perms, path)` for every mapping of a file under `folder`.
+template <typename Each>
+void for_mappings_under(const std::string& folder, Each each) {
   if (folder.empty()) return;
   const std::string prefix = folder.back() == '/' ? folder : folder + "/";
   FILE* maps = std::fopen("/proc/self/maps", "re");
@@ -27,17 +31,34 @@ void drop_file_pages_under(const std::string& folder) {
     unsigned long start = 0, end = 0;
     char perms[8] = {0};
     int path_at = 0;
-    if (std::sscanf(line, "%lx-%lx %7s %*x %*x:%*x %*u %n", &start, &end, perms, &path_at) < 3 || path_at == 0) {
+    if (std::sscanf(line, "%lx-%lx %7s %*x %*x:%*x %*u %n", &start, &end, perms, &path_at) < 3 || path_at == 0 ||
+        std::strncmp(line + path_at, prefix.c_str(), prefix.size()) != 0) {
       continue;
     }
-    // Read-only ("r--s", "r--p"), of a data file, not a library (whose
-    // relocated pages are private changes): every page holds the file's bytes.
-    if ((std::strcmp(perms, "r--s") != 0 && std::strcmp(perms, "r--p") != 0) ||
-        std::strncmp(line + path_at, prefix.c_str(), prefix.size()) != 0)
-      continue;
-    ::madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);
+    std::string path = line + path_at;
+    while (!path.empty() && path.back() == '\n') path.pop_back();
+    each(start, end, perms, path);
   }
   std::fclose(maps);
+}
+}  // namespace
+
+std::vector<std::string> mapped_files_under(const std::string& folder) {
+  std::vector<std::string> paths;
+  for_mappings_under(folder, [&](unsigned long, unsigned long, const char*, const std::string& path) {
+    if (std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
+  });
+  return paths;
+}
+
+void drop_file_pages_under(const std::string& folder) {
+  for_mappings_under(folder, [](unsigned long start, unsigned long end, const char* perms, const std::string&) {
+    // Read-only ("r--s", "r--p"), of a data file, not a library (whose
+    // relocated pages are private changes): every page holds the file's bytes.
+    if (std::strcmp(perms, "r--s") == 0 || std::strcmp(perms, "r--p") == 0) {
+      ::madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);
+    }
+  });
 }
 
 struct PeriodicDrop::State {
@@ -78,6 +99,7 @@ PeriodicDrop::~PeriodicDrop() {
 
 void drop_file_pages(void*, size_t) {}
 void drop_file_pages_under(const std::string&) {}
+std::vector<std::string> mapped_files_under(const std::string&) { return {}; }
 struct PeriodicDrop::State {};
 PeriodicDrop::PeriodicDrop(std::function<void()>) {}
 PeriodicDrop::~PeriodicDrop() = default;

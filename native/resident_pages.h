@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace executorch_openvino {
 EXOV_INTERNAL_BEGIN
@@ -29,6 +30,9 @@ void drop_file_pages(void* start, size_t size);
 // files. Not for a folder holding libraries, whose read-only pages may hold
 // relocations.
 void drop_file_pages_under(const std::string& folder);
+
+// The files under `folder` that the process maps now (paths as /proc/self/maps gives them).
+std::vector<std::string> mapped_files_under(const std::string& folder);
 
 // While alive, calls `drop` every 5 ms from a thread of its own.
 class PeriodicDrop {

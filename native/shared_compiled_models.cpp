@@ -57,7 +57,8 @@ std::shared_ptr<SharedCompiledModel> find_compiled_model(const RuntimeOptions& o
   std::lock_guard<std::mutex> lock(r.mutex);
   for (const auto& weak : r.models) {
     auto model = weak.lock();
-    if (model && model->compiled_from(options, blob)) return model;
+    std::string changed;  // a model whose .pte was written since reads other weights: not shared
+    if (model && model->compiled_from(options, blob) && model->weights_unchanged(&changed)) return model;
   }
   return nullptr;
 }
@@ -79,7 +80,8 @@ std::shared_ptr<SharedCompiledModel> publish_compiled_model(std::shared_ptr<Shar
         r.models.pop_back();
         continue;
       }
-      if (other->compiled_from(model->options_, own)) {
+      std::string changed;
+      if (other->compiled_from(model->options_, own) && other->weights_unchanged(&changed)) {
         existing = std::move(other);
         break;
       }

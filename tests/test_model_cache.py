@@ -152,11 +152,57 @@ def test_a_changed_ir_file_is_written_again_not_compiled(cache):
     assert report["loaded_from_cache"] is True
 
 
+def test_a_compiled_entry_with_changed_bytes_is_compiled_again(cache):
+    # OpenVINO 2026.4.1 imported an entry with 192 bytes changed in its middle without a word, 0.207 off
+    # on MiniLM (a new user's finding): the delegate checks each entry against its record.
+    model, inputs = _model_and_inputs()
+    pte, _ = lower(model, inputs)
+    expected, _ = _load_and_run(pte, inputs)
+    (blob,) = (cache / _entry("CPU_f32")).glob("*.blob")
+    assert blob.with_name(blob.name + ".exov-crc").is_file()
+    blob.chmod(0o644)
+    data = bytearray(blob.read_bytes())
+    for at in range(len(data) // 2, len(data) // 2 + 192):
+        data[at] ^= 0x55
+    with open(blob, "r+b") as f:  # in place, its time kept: the record, not the time, tells
+        stat = blob.stat()
+        f.write(data)
+    os.utime(blob, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    outputs, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is False
+    assert all(torch.equal(a, b) for a, b in zip(outputs, expected))
+    _, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is True
+
+
+def test_an_ir_file_changed_with_its_time_kept_is_never_compiled(cache):
+    # The stamp trusts an IR file whose size, time and inode are unchanged; a compile from it
+    # is checked against the program afterwards (a new user's finding).
+    model, inputs = _model_and_inputs()
+    pte, _ = lower(model, inputs)
+    expected, _ = _load_and_run(pte, inputs)
+    weights = next(p for p in _ir_files(cache) if p.suffix == ".bin")
+    stat = weights.stat()
+    data = bytearray(weights.read_bytes())
+    data[17] ^= 0x40
+    with open(weights, "r+b") as f:
+        f.write(data)
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    for entry in (cache / _entry("CPU_f32")).iterdir():
+        entry.unlink()
+    outputs, report = _load_and_run(pte, inputs)
+    assert all(torch.equal(a, b) for a, b in zip(outputs, expected))
+    assert_matches_eager(outputs, eager(model, inputs))
+    outputs, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is True
+    assert all(torch.equal(a, b) for a, b in zip(outputs, expected))
+
+
 def test_a_truncated_compiled_entry_is_compiled_again(cache):
     model, inputs = _model_and_inputs()
     pte, _ = lower(model, inputs)
     expected, _ = _load_and_run(pte, inputs)
-    (blob,) = (cache / _entry("CPU_f32")).iterdir()
+    (blob,) = (cache / _entry("CPU_f32")).glob("*.blob")
     blob.chmod(0o644)
     blob.write_bytes(blob.read_bytes()[: blob.stat().st_size // 2])
     outputs, report = _load_and_run(pte, inputs)
@@ -263,15 +309,20 @@ def test_the_cache_command_reports_and_clears_only_the_delegates_files(cache, tm
     pte, _ = lower(model, inputs)
     _load_and_run(pte, inputs)
     (cache / "notes.txt").write_text("the user's own file")
+    (cache / "backup-openvino-1.2.3").mkdir()  # a name like an entry folder's, not one (a new user's finding)
+    (cache / "backup-openvino-1.2.3" / "important.txt").write_text("keep")
+    (cache / _entry("CPU_f32") / "mine.txt").write_text("keep too")
     command = [sys.executable, "-m", "executorch_openvino", "cache", str(cache)]
     shown = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0, shown.stderr
-    assert "1 partitions' IR" in shown.stdout and _entry("CPU_f32") in shown.stdout and " ir " in shown.stdout
+    assert "the IR of 1 partition," in shown.stdout and _entry("CPU_f32") in shown.stdout and " ir " in shown.stdout
     cleared = subprocess.run([*command, "--clear"], capture_output=True, text=True, timeout=120)
     assert cleared.returncode == 0 and "removed" in cleared.stdout, cleared.stderr
-    assert sorted(p.name for p in cache.iterdir()) == ["notes.txt"]
+    assert sorted(p.name for p in cache.iterdir()) == sorted(["backup-openvino-1.2.3", _entry("CPU_f32"), "notes.txt"])
+    assert [p.name for p in (cache / _entry("CPU_f32")).iterdir()] == ["mine.txt"]
+    assert (cache / "backup-openvino-1.2.3" / "important.txt").read_text() == "keep"
     _, report = _load_and_run(pte, inputs)  # filled again
-    assert report["loaded_from_cache"] is False and (cache / _entry("CPU_f32")).is_dir()
+    assert report["loaded_from_cache"] is False and any((cache / _entry("CPU_f32")).glob("*.blob"))
     missing = subprocess.run([sys.executable, "-m", "executorch_openvino", "cache", str(tmp_path / "none")],
                              capture_output=True, text=True, timeout=120)
     assert missing.returncode == 1 and "is not a folder" in missing.stderr

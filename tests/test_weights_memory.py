@@ -99,6 +99,61 @@ def test_a_shared_model_outlives_the_program_whose_file_it_maps(tmp_path, no_cac
     assert_matches_eager(outputs, eager(model, INPUTS))
 
 
+def test_a_file_written_again_with_the_same_bytes_changes_nothing(tmp_path, no_cache):
+    # Sharing is by content: a copy of the program loaded from another file shares the model
+    # mapped from the first, and neither fails when the first is written again unchanged
+    # (a new user's finding: both failed, and so did fresh loads of the second file).
+    pte, model = _pte(seed=5)
+    first, second = tmp_path / "a1.pte", tmp_path / "a2.pte"
+    first.write_bytes(pte)
+    second.write_bytes(pte)
+    method_a, method_b = exov.load_method(first), exov.load_method(second)
+    expected = method_a.execute(list(INPUTS))
+    with open(first, "r+b") as f:  # in place: another modification time, the same bytes
+        f.write(pte)
+    os.utime(first, ns=(1, 10**18))
+    for method in (method_a, method_b, exov.load_method(second), exov.load_method(first)):
+        outputs = method.execute(list(INPUTS))
+        assert all(torch.equal(a, b) for a, b in zip(outputs, expected))
+    assert_matches_eager(outputs, eager(model, INPUTS))
+
+
+def test_a_changed_program_file_is_not_shared_with_a_new_load(tmp_path, no_cache):
+    pte, _ = _pte(seed=6)
+    other, other_model = _pte(seed=7)
+    first, second = tmp_path / "a1.pte", tmp_path / "a2.pte"
+    first.write_bytes(pte)
+    second.write_bytes(pte)
+    method_a = exov.load_method(first)
+    with open(first, "r+b") as f:
+        f.write(other)  # the same size: another program in place
+    with pytest.raises(RuntimeError, match="was written since this method was loaded"):
+        method_a.execute(list(INPUTS))
+    fresh = exov.load_method(second)  # the same program as a1.pte had: compiled anew, not shared
+    assert exov.last_compile_report()["shared"] is False
+    assert fresh.execute(list(INPUTS))[0].shape == (1, 4, 256)
+
+
+def test_with_a_cache_a_file_written_in_place_fails_the_calls_too(tmp_path):
+    # Through the cache OpenVINO reads the cache's files, but ExecuTorch reads the rest of the
+    # program from the .pte: a file written in place is refused all the same (a new user's finding).
+    pte, _ = _pte(seed=8)
+    other, _ = _pte(seed=9)
+    path = tmp_path / "model.pte"
+    path.write_bytes(pte)
+    exov.set_cache_dir(tmp_path / "cache")
+    try:
+        method = exov.load_method(path)
+        assert exov.last_compile_report()["weights"] == "model cache"
+        method.execute(list(INPUTS))
+        with open(path, "r+b") as f:
+            f.write(other)
+        with pytest.raises(RuntimeError, match="was written since this method was loaded"):
+            method.execute(list(INPUTS))
+    finally:
+        exov.set_cache_dir(None)
+
+
 def test_a_file_renamed_over_a_loaded_program_changes_nothing(tmp_path, no_cache):
     pte, _ = _pte(seed=1)
     other, _ = _pte(seed=2)
