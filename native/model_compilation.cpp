@@ -109,9 +109,14 @@ bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob
   properties.emplace_back("CACHE_DIR", entry_dir);
   // OpenVINO maps the IR's weights and its entries itself, and
   // /proc/self/maps names them by absolute paths (resident_pages.h).
-  const std::string mapped_under = files::canonical(cache_dir);
+  const std::string mapped_ir = files::canonical(files::join(cache_dir, "ir"));
+  const std::string mapped_under = files::canonical(entry_dir);  // "" until OpenVINO first makes it
+  auto drop = [&] {
+    drop_file_pages_under(mapped_ir, ".bin");
+    if (!mapped_under.empty()) drop_file_pages_under(mapped_under, ".blob");
+  };
   auto compile = [&] {
-    PeriodicDrop dropping([&mapped_under] { drop_file_pages_under(mapped_under); });
+    PeriodicDrop dropping(drop);
     return with_properties(properties, [&](size_t n, auto... key_values) {
       return api.ov_core_compile_model_from_file(library.core(), path.c_str(), options.device.c_str(), n, compiled,
                                                  key_values...);
@@ -164,7 +169,7 @@ bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob
     }
     break;
   }
-  drop_file_pages_under(mapped_under);
+  drop();
   if (*compiled == nullptr) *problem = "the model cache folder '" + entry_dir + "' gave a wrong entry twice";
   return *compiled != nullptr;
 }

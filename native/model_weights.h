@@ -30,15 +30,22 @@
 namespace executorch_openvino {
 EXOV_INTERNAL_BEGIN
 
-// What tells whether a file was written: its size and modification time.
+// What tells whether a file was written: its size and change time (ctime,
+// which no writer can set back, unlike the modification time that cp -p,
+// tar and rsync restore: a breaker's finding).
 struct FileIdentity {
   uint64_t size = 0;
-  int64_t mtime_sec = 0;
-  uint32_t mtime_nsec = 0;
+  int64_t ctime_sec = 0;
+  uint32_t ctime_nsec = 0;
   bool operator==(const FileIdentity& o) const {
-    return size == o.size && mtime_sec == o.mtime_sec && mtime_nsec == o.mtime_nsec;
+    return size == o.size && ctime_sec == o.ctime_sec && ctime_nsec == o.ctime_nsec;
   }
 };
+
+// "device:inode" of the file mapped at `address`, "" when it is no file
+// mapping (Linux only): programs share a compiled model only with programs
+// mapped from the same file (shared_compiled_models.h).
+std::string mapped_file_key(const void* address);
 
 class ModelWeights {
  public:
@@ -79,7 +86,7 @@ class ModelWeights {
   size_t mapping_size_ = 0;
   int fd_ = -1;            // the mapped file, kept open to tell whether it was written since
   std::string path_;       // its path when mapped (for messages)
-  FileIdentity identity_;  // its size and modification time when last found to hold the weights
+  FileIdentity identity_;  // its size and change time when last found to hold the weights
   uint64_t file_end_ = 0;  // where the weights end in the file
   uint32_t weights_crc_ = 0;
   std::mutex check_mutex_;

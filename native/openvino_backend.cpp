@@ -14,6 +14,7 @@
 #include "concurrent_calls.h"
 #include "delegate_api.h"
 #include "model_compilation.h"
+#include "model_weights.h"
 #include "openvino_library.h"
 #include "partition_executor.h"
 #include "processed_blob.h"
@@ -57,6 +58,7 @@ Error read_partition(ArrayRef<CompileSpec> compile_specs, FreeableBuffer* proces
     report_error("init: " + error);
     return Error::DelegateInvalidCompatibility;
   }
+  blob->file_key = mapped_file_key(blob->weights);
   return Error::Ok;
 }
 

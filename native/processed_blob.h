@@ -49,6 +49,7 @@ struct ParsedBlob {
   uint32_t checksum = 0;     // the header's CRC-32, checked against the bytes
   std::string digest;        // the header's SHA-256, 64 lowercase hex digits
   uint32_t weights_crc = 0;  // zlib's CRC-32 of the weights section alone
+  std::string file_key;      // set by init: mapped_file_key of the weights (model_weights.h)
 };
 
 // Checks every field, then the checksum, before use. Returns false with

@@ -37,6 +37,7 @@ void for_mappings_under(const std::string& folder, Each each) {
     }
     std::string path = line + path_at;
     while (!path.empty() && path.back() == '\n') path.pop_back();
+    if (path.find('/', prefix.size()) != std::string::npos) continue;  // in a subfolder
     each(start, end, perms, path);
   }
   std::fclose(maps);
@@ -51,14 +52,17 @@ std::vector<std::string> mapped_files_under(const std::string& folder) {
   return paths;
 }
 
-void drop_file_pages_under(const std::string& folder) {
-  for_mappings_under(folder, [](unsigned long start, unsigned long end, const char* perms, const std::string&) {
-    // Read-only ("r--s", "r--p"), of a data file, not a library (whose
-    // relocated pages are private changes): every page holds the file's bytes.
-    if (std::strcmp(perms, "r--s") == 0 || std::strcmp(perms, "r--p") == 0) {
-      ::madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);
-    }
-  });
+void drop_file_pages_under(const std::string& folder, const std::string& suffix) {
+  for_mappings_under(
+      folder, [&suffix](unsigned long start, unsigned long end, const char* perms, const std::string& path) {
+        if (path.size() <= suffix.size() || path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0)
+          return;
+        // Read-only ("r--s", "r--p"), of a data file, not a library (whose
+        // relocated pages are private changes): every page holds the file's bytes.
+        if (std::strcmp(perms, "r--s") == 0 || std::strcmp(perms, "r--p") == 0) {
+          ::madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);
+        }
+      });
 }
 
 struct PeriodicDrop::State {
@@ -98,7 +102,7 @@ PeriodicDrop::~PeriodicDrop() {
 #else
 
 void drop_file_pages(void*, size_t) {}
-void drop_file_pages_under(const std::string&) {}
+void drop_file_pages_under(const std::string&, const std::string&) {}
 std::vector<std::string> mapped_files_under(const std::string&) { return {}; }
 struct PeriodicDrop::State {};
 PeriodicDrop::PeriodicDrop(std::function<void()>) {}

@@ -25,13 +25,15 @@ EXOV_INTERNAL_BEGIN
 // Drops the pages of [start, start + size), which must be a read-only file mapping of the caller's.
 void drop_file_pages(void* start, size_t size);
 
-// Drops the pages of every read-only mapping of a file under `folder` (as
-// /proc/self/maps lists them): OpenVINO's own mappings of the cache's data
-// files. Not for a folder holding libraries, whose read-only pages may hold
-// relocations.
-void drop_file_pages_under(const std::string& folder);
+// Drops the pages of every read-only mapping of a file directly in `folder`
+// whose name ends with `suffix` (as /proc/self/maps lists them): OpenVINO's
+// own mappings of the cache's data files ("ir", ".bin"; an entry folder,
+// ".blob"). Never wider: a library's read-only pages hold its relocations, and
+// dropping them crashed a process whose cache folder held its venv (a
+// breaker's finding).
+void drop_file_pages_under(const std::string& folder, const std::string& suffix);
 
-// The files under `folder` that the process maps now (paths as /proc/self/maps gives them).
+// The files directly in `folder` that the process maps now (paths as /proc/self/maps gives them).
 std::vector<std::string> mapped_files_under(const std::string& folder);
 
 // While alive, calls `drop` every 5 ms from a thread of its own.

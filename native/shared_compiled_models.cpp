@@ -30,6 +30,7 @@ SharedCompiledModel::SharedCompiledModel(const RuntimeOptions& options, const Pa
                                          const CompileReport& report)
     : options_(options),
       digest_(blob.digest),
+      file_key_(blob.file_key),
       xml_size_(blob.xml_size),
       weights_size_(blob.weights_size),
       compiled_(compiled),
@@ -49,7 +50,7 @@ bool SharedCompiledModel::compiled_from(const RuntimeOptions& options, const Par
   // SHA-256 does not collide in practice; the sizes are a free second check.
   return options.device == options_.device && options.inference_precision == options_.inference_precision &&
          options.performance_hint == options_.performance_hint && blob.digest == digest_ &&
-         blob.xml_size == xml_size_ && blob.weights_size == weights_size_;
+         blob.file_key == file_key_ && blob.xml_size == xml_size_ && blob.weights_size == weights_size_;
 }
 
 std::shared_ptr<SharedCompiledModel> find_compiled_model(const RuntimeOptions& options, const ParsedBlob& blob) {
@@ -66,6 +67,7 @@ std::shared_ptr<SharedCompiledModel> find_compiled_model(const RuntimeOptions& o
 std::shared_ptr<SharedCompiledModel> publish_compiled_model(std::shared_ptr<SharedCompiledModel> model) {
   ParsedBlob own;
   own.digest = model->digest_;
+  own.file_key = model->file_key_;
   own.xml_size = model->xml_size_;
   own.weights_size = model->weights_size_;
   Registry& r = registry();

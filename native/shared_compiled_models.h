@@ -44,13 +44,18 @@ class SharedCompiledModel {
   bool weights_unchanged(std::string* error) const { return !weights_ || weights_->file_unchanged(error); }
   const CompileReport& report() const { return report_; }
 
-  // Whether a partition of `blob` with `options` compiles to this model.
+  // Whether a partition of `blob` with `options` compiles to this model, and
+  // lies in the same file (mapped_file_key; "" for programs in memory): a
+  // model never reads weights from a file that another program was loaded
+  // from, which could be written in place while no program of it is left (a
+  // breaker's finding: SIGBUS in a program loaded from another file).
   bool compiled_from(const RuntimeOptions& options, const ParsedBlob& blob) const;
 
  private:
   friend std::shared_ptr<SharedCompiledModel> publish_compiled_model(std::shared_ptr<SharedCompiledModel>);
   RuntimeOptions options_;
   std::string digest_;
+  std::string file_key_;
   size_t xml_size_;
   size_t weights_size_;
   ov_compiled_model_t* compiled_;

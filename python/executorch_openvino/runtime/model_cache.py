@@ -5,8 +5,10 @@ as ``ir/<sha256>.xml`` and ``ir/<sha256>.bin`` (the blob's digest), a stamp
 ``ir/<sha256>.checked`` and a lock file ``ir/<sha256>.lock``; per compile configuration and OpenVINO release, a
 folder such as ``CPU_f32-openvino-2026.4.1-cpu1a2b3c4d`` (the last part hashes
 the CPU's instruction sets) that OpenVINO's own model cache fills with
-``<hash>.blob`` files, each with the delegate's record of its bytes (``<hash>.blob.exov-crc``).
-Only these names are counted and removed: anything else in the folder is the user's. Nothing here imports torch or openvino.
+``<hash>.blob`` files, each with the delegate's record of its bytes
+(``<hash>.blob.exov-crc``).
+Only these names are counted and removed: anything else in the folder is the
+user's. Nothing here imports torch or openvino.
 """
 
 from __future__ import annotations
