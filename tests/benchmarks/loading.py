@@ -122,8 +122,8 @@ def measure(cases: tuple[str, ...], workdir: Path, rounds: int = ROUNDS) -> dict
 def markdown(result: dict) -> str:
     """The table of `measure`'s result, with the ratios the goals are stated in."""
     lines = [f"Loading in fresh processes ({result['cpu']}; medians of {result['rounds']} interleaved rounds; "
-             "`tests/benchmarks/loading.py`). Peak and after-calls RSS are above the imports (OpenVINO's CPU "
-             "plugin, loaded by the first compile, included), after loading and 3 calls; x weights: over the "
+             "`tests/benchmarks/loading.py`). Peak and after-calls RSS are above the imports and OpenVINO's CPU "
+             "plugin (loaded in every process before the baseline), after loading and 3 calls; x weights: over the "
              "model's float32 weights.", "",
              "| model (weights) | process | load ms | peak RSS MiB | x weights | RSS after calls MiB | x weights |",
              "|---|---|---:|---:|---:|---:|---:|"]
