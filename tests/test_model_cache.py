@@ -132,6 +132,17 @@ def _flip_a_byte(path: Path, at: int) -> None:
     path.write_bytes(bytes(data))
 
 
+def _change_in_place_keeping_time(path: Path, positions, mask: int) -> None:
+    """XORs `mask` into the bytes at `positions`, written in place with the file's times set back."""
+    stat = path.stat()
+    data = bytearray(path.read_bytes())
+    for at in positions:
+        data[at] ^= mask
+    with open(path, "r+b") as f:
+        f.write(data)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
 def test_a_changed_ir_file_is_written_again_not_compiled(cache):
     # OpenVINO keys its entries by the IR file's path: the delegate must never let
     # it compile an IR file that differs from the program.
@@ -161,13 +172,8 @@ def test_a_compiled_entry_with_changed_bytes_is_compiled_again(cache):
     (blob,) = (cache / _entry("CPU_f32")).glob("*.blob")
     assert blob.with_name(blob.name + ".exov-crc").is_file()
     blob.chmod(0o644)
-    data = bytearray(blob.read_bytes())
-    for at in range(len(data) // 2, len(data) // 2 + 192):
-        data[at] ^= 0x55
-    with open(blob, "r+b") as f:  # in place, its time kept: the record, not the time, tells
-        stat = blob.stat()
-        f.write(data)
-    os.utime(blob, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    middle = blob.stat().st_size // 2  # in place, its time kept: the record, not the time, tells
+    _change_in_place_keeping_time(blob, range(middle, middle + 192), 0x55)
     outputs, report = _load_and_run(pte, inputs)
     assert report["loaded_from_cache"] is False
     assert all(torch.equal(a, b) for a, b in zip(outputs, expected))
@@ -182,12 +188,7 @@ def test_an_ir_file_changed_with_its_time_kept_is_never_compiled(cache):
     pte, _ = lower(model, inputs)
     expected, _ = _load_and_run(pte, inputs)
     weights = next(p for p in _ir_files(cache) if p.suffix == ".bin")
-    stat = weights.stat()
-    data = bytearray(weights.read_bytes())
-    data[17] ^= 0x40
-    with open(weights, "r+b") as f:
-        f.write(data)
-    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    _change_in_place_keeping_time(weights, [17], 0x40)
     for entry in (cache / _entry("CPU_f32")).iterdir():
         entry.unlink()
     outputs, report = _load_and_run(pte, inputs)
