@@ -21,12 +21,16 @@ std::string compiled_property(ov_compiled_model_t* compiled, const char* key) {
 
 }  // namespace
 
+bool loaded_from_cache(ov_compiled_model_t* compiled) {
+  // A boolean property: "YES"/"NO" as text (2025.4.1 and 2026.4.1).
+  const std::string cached = compiled_property(compiled, "LOADED_FROM_CACHE");
+  return cached == "YES" || cached == "true" || cached == "1";
+}
+
 CompileReport compile_report(const RuntimeOptions& options, ov_compiled_model_t* compiled,
                              const std::string& cache_problem) {
   std::string effective = compiled_property(compiled, "INFERENCE_PRECISION_HINT");
-  // A boolean property: "YES"/"NO" as text (2025.4.1 and 2026.4.1).
-  std::string cached = compiled_property(compiled, "LOADED_FROM_CACHE");
-  bool from_cache = cached == "YES" || cached == "true" || cached == "1";
+  bool from_cache = loaded_from_cache(compiled);
   CompileReport report{options.device,
                        options.inference_precision,
                        effective,

@@ -17,6 +17,9 @@ EXOV_INTERNAL_BEGIN
 CompileReport compile_report(const RuntimeOptions& options, ov_compiled_model_t* compiled,
                              const std::string& cache_problem);
 
+// OpenVINO's LOADED_FROM_CACHE of `compiled`: imported from the model cache.
+bool loaded_from_cache(ov_compiled_model_t* compiled);
+
 // Keeps `report` as the latest successful init's.
 void remember_compile_report(const CompileReport& report);
 

@@ -72,18 +72,6 @@ void report_unreadable_ir(const std::string& xml) {
                           (lowered_with.empty() ? std::string("(not recorded)") : lowered_with) + "." + advice));
 }
 
-bool loaded_from_cache(ov_compiled_model_t* compiled) {
-  const OpenVinoApi& api = OpenVinoLibrary::instance().api();
-  char* value = nullptr;
-  bool yes = false;
-  if (api.ov_compiled_model_get_property(compiled, "LOADED_FROM_CACHE", &value) == OK && value) {
-    const std::string text = value;
-    yes = text == "YES" || text == "true" || text == "1";
-    api.ov_free(value);
-  }
-  return yes;
-}
-
 // Through the model cache in `cache_dir` (model_cache.h): OpenVINO compiles
 // the partition's IR file, or imports what it compiled from it before; either
 // is checked (an imported entry against its record, an IR file compiled
