@@ -26,6 +26,8 @@ namespace {
 
 // The tensor name prefix of an index check output (processed_blob.py, INDEX_CHECK_PREFIX).
 constexpr char kIndexCheckPrefix[] = "executorch_openvino_index_check:";
+// What follows that prefix in a model that keeps state (processed_blob.py, STATE_CHECK_MARK).
+constexpr char kStateCheckMark[] = "state:";
 
 std::atomic<int> live_partitions{0};
 std::atomic<uint64_t> outputs_in_place{0};
@@ -251,8 +253,13 @@ Error open_partition(std::shared_ptr<SharedCompiledModel> model, std::unique_ptr
       report_error("init: the index check output '" + outputs.back().name + "' is not a bool; lower the model again");
       return Error::InvalidProgram;
     }
-    partition->index_checks.insert(partition->index_checks.begin(),
-                                   {outputs.size() - 1, outputs.back().name.substr(prefix)});
+    std::string message = outputs.back().name.substr(prefix);
+    const size_t mark = sizeof(kStateCheckMark) - 1;
+    if (message.compare(0, mark, kStateCheckMark) == 0) {
+      partition->guards_state = true;
+      message.erase(0, mark);
+    }
+    partition->index_checks.insert(partition->index_checks.begin(), {outputs.size() - 1, message});
     outputs.pop_back();
   }
   partition->bound_inputs.resize(partition->inputs.size());
@@ -276,6 +283,12 @@ Error execute_partition(Partition& partition, Span<EValue*> args) {
                  " arguments, the compiled model has " + std::to_string(n_in) + " inputs and " + std::to_string(n_out) +
                  " outputs; lower the model again");
     return Error::InvalidProgram;
+  }
+  if (partition.state_lost) {
+    report_error("execute: an earlier call of this method failed after OpenVINO had updated the buffers the "
+                 "program keeps between calls (a KV cache), which eager PyTorch leaves unchanged on that error; "
+                 "load the method again to start from the program's values");
+    return Error::InvalidState;
   }
   std::string changed;
   if (!partition.model->weights_unchanged(&changed)) {
@@ -309,6 +322,7 @@ Error execute_partition(Partition& partition, Span<EValue*> args) {
     }
     if (*static_cast<const char*>(data) != 0) {
       // OpenVINO would have returned zeros or a wrapped row; eager PyTorch raises an error.
+      partition.state_lost = partition.guards_state;
       report_error("execute: " + check.message + " (eager PyTorch raises an error for it); pass indices within the " +
                    "size of the dimension they index");
       return Error::InvalidArgument;

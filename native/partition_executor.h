@@ -64,6 +64,11 @@ struct Partition {
     std::string message;
   };
   std::vector<IndexCheck> index_checks;
+  // The model keeps state (buffers the program updates, lowering/model_state.py) and
+  // its checks name it ("state:" after the prefix): a failed check left that state
+  // written by a call eager PyTorch would have refused, so later calls fail too.
+  bool guards_state = false;
+  bool state_lost = false;
 
   Partition();
   Partition(const Partition&) = delete;

@@ -34,6 +34,22 @@ Keys (bytes values, UTF-8):
     constants flushed to zero: the table in docs/user-guide/numerics.md, measured with
     OpenVINO 2025.4.1 and 2026.4.1). ``fast`` delegates them anyway.
 
+``weight_compression``
+    ``""`` (default: weights kept as the program has them), ``"int8"`` or ``"int4"``: weight-only
+    compression of the partition's IR by NNCF (``nncf.compress_weights`` on the OpenVINO model, the
+    same call optimum-intel makes for OpenVINO GenAI's models). ``"int8"`` is NNCF's ``INT8_ASYM``, one
+    scale and zero point per output channel; ``"int4"`` is ``INT4_SYM`` in groups of
+    ``weight_group_size`` values of a row with one scale each, the embedding and the output layer in
+    ``INT8_ASYM`` (NNCF's rule for them), as executorch's own ``openvino_4wo``. OpenVINO keeps the
+    compressed constants and decompresses them inside its matmul and gather kernels. Read at lowering
+    only; needs NNCF (``pip install 'executorch-openvino[quantize]'``).
+``weight_group_size``
+    Values per scale for ``"int4"`` (default ``"128"``; ``"-1"``: one scale per output channel). A
+    smaller group is more accurate and larger. Each compressed row's length must be a multiple of it.
+``weight_ratio``
+    The share of the ``"int4"`` layers' weights NNCF puts in 4 bits (default ``"1.0"``); the rest
+    stays in 8 bits (NNCF picks the layers by a data-free sensitivity measure).
+
 ``program_state``
     Written by :meth:`OpenvinoPartitioner.partition` for each partition, not
     given by users: ``"none"`` when the whole exported program keeps nothing
@@ -57,7 +73,9 @@ NUMERICS = ("exact", "fast")
 # OpenVINO's ov::hint::PerformanceMode names (2025.4, 2026.4); "": not passed.
 PERFORMANCE_HINTS = ("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT", "")
 PROGRAM_STATES = ("none", "mutable")
-KEYS = ("device", "inference_precision", "performance_hint", "numerics", "program_state")
+WEIGHT_COMPRESSIONS = ("", "int8", "int4")
+KEYS = ("device", "inference_precision", "performance_hint", "numerics", "weight_compression", "weight_group_size",
+        "weight_ratio", "program_state")
 # Keys executorch 1.5.1's own OpenVINO backend passes to OpenVINO's compile, and this package's way to the same.
 _UPSTREAM_KEYS = {
     "cache_dir": ". OpenVINO's model cache is set where the program runs here: "
@@ -79,17 +97,22 @@ class OpenvinoOptions:
     inference_precision: str = "f32"
     numerics: str = "exact"
     performance_hint: str = ""
+    weight_compression: str = ""
+    weight_group_size: int = 128
+    weight_ratio: float = 1.0
 
 
 def make_compile_specs(device: str = "CPU", inference_precision: str = "", numerics: str = "exact",
-                       performance_hint: str = "") -> list:
+                       performance_hint: str = "", weight_compression: str = "", weight_group_size: int = 128,
+                       weight_ratio: float = 1.0) -> list:
     """Builds the ExecuTorch ``CompileSpec`` list for the delegate.
 
     Raises ``ValueError`` (before anything is converted) for an empty device,
     a precision outside ``f32``, ``f16``, ``bf16``, ``""``, numerics other
     than ``exact``/``fast``, or a performance hint outside
-    :data:`PERFORMANCE_HINTS`. ``performance_hint`` is written only when given,
-    so programs without it load with delegates that predate the key.
+    :data:`PERFORMANCE_HINTS`, or a weight compression outside :data:`WEIGHT_COMPRESSIONS`. ``performance_hint``
+    and the weight compression keys are written only when given, so programs without them load with delegates
+    that predate the keys.
     """
     from executorch.exir.backend.compile_spec_schema import CompileSpec
 
@@ -100,6 +123,10 @@ def make_compile_specs(device: str = "CPU", inference_precision: str = "", numer
     ]
     if performance_hint:
         specs.append(CompileSpec("performance_hint", performance_hint.encode()))
+    if weight_compression:
+        specs += [CompileSpec("weight_compression", weight_compression.encode()),
+                  CompileSpec("weight_group_size", str(weight_group_size).encode()),
+                  CompileSpec("weight_ratio", str(weight_ratio).encode())]
     resolve_options(specs)
     return specs
 
@@ -158,6 +185,22 @@ def check_option(key: str, value: str, what: str = "compile spec") -> None:
         if value not in PERFORMANCE_HINTS:
             raise ValueError(f"{what} 'performance_hint' is {value!r}; allowed values are 'LATENCY', "
                              "'THROUGHPUT', 'CUMULATIVE_THROUGHPUT', or '' for the device default")
+    elif key == "weight_compression":
+        if value not in WEIGHT_COMPRESSIONS:
+            raise ValueError(f"{what} 'weight_compression' is {value!r}; allowed values are 'int8', 'int4', or '' "
+                             "for none")
+    elif key == "weight_group_size":
+        if not (value.lstrip("-").isdigit() and (int(value) == -1 or int(value) > 0)):
+            raise ValueError(f"{what} 'weight_group_size' is {value!r}; give a positive number of values per "
+                             "scale, e.g. '128', or '-1' for one scale per output channel")
+    elif key == "weight_ratio":
+        try:
+            ratio = float(value)
+        except ValueError:
+            ratio = -1.0
+        if not 0.0 < ratio <= 1.0:
+            raise ValueError(f"{what} 'weight_ratio' is {value!r}; give the share of weights in 4 bits, a number "
+                             "in (0, 1], e.g. '1.0'")
     else:
         hint = _UPSTREAM_KEYS.get(key, "")
         raise ValueError(f"unknown {what} {key!r}; the OpenVINO delegate knows {', '.join(KEYS)}{hint}")
@@ -190,4 +233,7 @@ def resolve_options(specs: Iterable) -> OpenvinoOptions:
     precision_given = "inference_precision" in values
     if may_run_on_cpu(device) and (not precision_given or precision == ""):
         precision = "f32"
-    return OpenvinoOptions(device=device, inference_precision=precision, numerics=numerics, performance_hint=hint)
+    return OpenvinoOptions(device=device, inference_precision=precision, numerics=numerics, performance_hint=hint,
+                           weight_compression=values.get("weight_compression", ""),
+                           weight_group_size=int(values.get("weight_group_size", "128")),
+                           weight_ratio=float(values.get("weight_ratio", "1.0")))

@@ -60,6 +60,9 @@ LOWERED_WITH_KEY = "executorch_openvino_lowered_with"
 # (native/partition_executor.cpp, kIndexCheckPrefix) keeps such outputs, which
 # follow the partition's own, from ExecuTorch and fails the call when one is true.
 INDEX_CHECK_PREFIX = "executorch_openvino_index_check:"
+# Follows the prefix in the checks of a model that keeps state (lowering/model_state.py): after
+# a failed check, the runtime (kStateCheckMark) fails that method's later calls as well.
+STATE_CHECK_MARK = "state:"
 
 
 class OpenvinoIr(NamedTuple):

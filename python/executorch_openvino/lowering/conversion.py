@@ -14,7 +14,8 @@ from pathlib import Path
 
 import torch
 
-from ..processed_blob import INDEX_CHECK_PREFIX, LOWERED_WITH_KEY, OpenvinoIr
+from ..processed_blob import INDEX_CHECK_PREFIX, LOWERED_WITH_KEY, STATE_CHECK_MARK, OpenvinoIr
+from . import model_state
 from .ops import TORCH_TO_OPENVINO
 from .passes import index_checks, returned_copies, run_before_conversion
 
@@ -114,18 +115,21 @@ def _fix_int_parameters(model, inputs: list) -> None:
         model.validate_nodes_and_infer_types()
 
 
-def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: bool = True) -> OpenvinoIr:
+def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: bool = True,
+                      compress=None) -> OpenvinoIr:
     """Returns the OpenVINO IR (XML text, weights) of an edge-dialect partition.
 
     Inputs keep the partition's order, static shapes and dtypes; outputs keep
     its dtypes. With `propagate_nans` (``numerics="exact"``), min/max-type ops
-    return NaN where PyTorch does (``passes/nan_propagation.py``). Raises :class:`ConversionError` when
+    return NaN where PyTorch does (``passes/nan_propagation.py``). `compress`, when given, takes the
+    OpenVINO model and returns it with compressed weights (``weight_compression.py``). Raises :class:`ConversionError` when
     OpenVINO rejects the graph,
     its inputs/outputs do not line up with the partition's, or an int64
     constant lies outside the int32 range.
     """
     import openvino as ov
 
+    buffers = model_state.expose_updated_buffers(program)
     inputs = _user_input_values(program)
     outputs = _user_output_values(program)
     _check_int64_constants(program)
@@ -169,12 +173,15 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
         ppp.input(i).tensor().set_element_type(_openvino_type(value, f"partition input {i}"))
     for i, value in enumerate(outputs):
         ppp.output(i).tensor().set_element_type(_openvino_type(value, f"partition output {i}"))
-    model = ppp.build()
+    model = model_state.keep_as_state(ppp.build(), buffers)
+    mark = STATE_CHECK_MARK if buffers else ""
     for k, message in enumerate(checks):
-        model.output(len(outputs) + k).get_tensor().set_names({INDEX_CHECK_PREFIX + message})
+        model.output(len(outputs) - len(buffers) + k).get_tensor().set_names({INDEX_CHECK_PREFIX + mark + message})
     # Named by the runtime when another OpenVINO cannot read this IR (what
     # OpenVINO records itself differs: "OpenVINO Runtime" in 2026.4.1, only
     # from its converter in 2025.4.1).
+    if compress is not None:
+        model = compress(model)
     model.set_rt_info(ov.get_version(), LOWERED_WITH_KEY)
 
     with tempfile.TemporaryDirectory(prefix="exov-ir-") as tmp:

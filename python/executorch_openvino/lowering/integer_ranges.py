@@ -41,6 +41,7 @@ _VALUES_OF_FIRST = frozenset({
     "dim_order_ops._to_dim_order_copy.default", "aten.split_with_sizes_copy.default", "aten.split_copy.Tensor",
     "aten.unbind_copy.int",
 })
+_BIT_SELECTIONS = frozenset({"aten.bitwise_and.Scalar", "aten.bitwise_right_shift.Tensor_Scalar"})
 _ARANGES = frozenset({"aten.arange.default", "aten.arange.start", "aten.arange.start_step"})
 _FILLS = {"aten.zeros.default": 0, "aten.zeros_like.default": 0, "aten.ones.default": 1, "aten.ones_like.default": 1}
 _LITERALS = frozenset({"aten.full.default", "aten.full_like.default", "aten.scalar_tensor.default"})
@@ -120,6 +121,9 @@ def _range_of(node, ranges, constants, symbols) -> Range | None:  # noqa: C901
         constant = constants.get(node.name)
         if constant is not None and _integer_value(constant) and constant.numel() > 0:
             return (constant.min().item(), constant.max().item())
+        if isinstance(value, torch.Tensor) and value.dtype in (torch.uint8, torch.int8, torch.int16):
+            info = torch.iinfo(value.dtype)  # packed weights, whose values are fake while partitioning
+            return (info.min, info.max)
         return None
     if node.op != "call_function":
         return None
@@ -149,7 +153,19 @@ def _range_of(node, ranges, constants, symbols) -> Range | None:  # noqa: C901
         return _fits(_union([_bounds(a, ranges, symbols) for a in node.args[1:3]]), values[0].dtype)
     if name in _ARITHMETIC:
         return _fits(_arithmetic(node, name, ranges, symbols), values[0].dtype)
+    if name in _BIT_SELECTIONS:
+        return _fits(_bit_selection(node, name, ranges, symbols), values[0].dtype)
     return None
+
+
+def _bit_selection(node, name, ranges, symbols) -> Range | None:
+    """``x & mask`` and ``x >> shift`` of non-negative values (how 4-bit weights are unpacked)."""
+    a, b = _bounds(node.args[0], ranges, symbols), _bounds(node.args[1], ranges, symbols)
+    if a is None or b is None or a[0] < 0 or b[0] < 0:
+        return None
+    if name == "aten.bitwise_and.Scalar":
+        return (0, min(a[1], b[1]))
+    return (a[0] >> b[1], a[1] >> b[0]) if b[1] < 64 else None
 
 
 def _arange(node, name, ranges, symbols) -> Range | None:

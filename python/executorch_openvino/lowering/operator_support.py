@@ -92,6 +92,7 @@ INT32_EXACT = frozenset({
 # within float32's exact range (integer_ranges.py), and every number argument
 # is an int there too. int64 add/sub/mul wrap at int32 in OpenVINO: exact there as well.
 RANGE_EXACT = INT32_EXACT | frozenset({
+    "aten.bitwise_and.Scalar", "aten.bitwise_right_shift.Tensor_Scalar",  # unpacking 4-bit weights (NNCF)
     "aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor", "aten.abs.default", "aten.neg.default",
     "aten.minimum.default", "aten.maximum.default",
     "aten.eq.Tensor", "aten.eq.Scalar", "aten.ne.Tensor", "aten.ne.Scalar", "aten.lt.Tensor", "aten.lt.Scalar",
@@ -101,6 +102,9 @@ RANGE_EXACT = INT32_EXACT | frozenset({
 })
 # Ops that read integer indices to pick floats.
 INDEX_CONSUMERS = frozenset({"aten.embedding.default"})
+# Writes at integer indices (a static KV cache's update): values are moved, the indices checked like a
+# lookup's (passes/index_checks.py). Summing writes (accumulate=True) and bool masks stay on ExecuTorch.
+INDEX_WRITES = frozenset({"aten.index_put.default"})
 # The quantize/dequantize ops of a quantized program (NNCF's, torch's PT2E).
 # Taken under both numerics policies: ExecuTorch 1.5.1's runtime has no
 # kernels for them ("Missing out variants" at to_executorch), and what they
@@ -274,6 +278,19 @@ def openvino_supported_ops() -> frozenset:
     return frozenset(OperatorSupport({})._support_dict)
 
 
+def _plain_index_write(node: torch.fx.Node) -> bool:
+    """``index_put`` without accumulation, with integer index tensors only (no bool mask), writing values
+    of the destination's dtype: OpenVINO's scatter then moves them as PyTorch does."""
+    accumulate = node.args[3] if len(node.args) > 3 else node.kwargs.get("accumulate", False)
+    destination, values = (a.meta.get("val") if isinstance(a, torch.fx.Node) else None
+                            for a in (node.args[0], node.args[2]))
+    indices = [i.meta.get("val") if isinstance(i, torch.fx.Node) else i for i in node.args[1]]
+    return (not accumulate and isinstance(destination, torch.Tensor) and isinstance(values, torch.Tensor)
+            and values.dtype == destination.dtype and any(i is not None for i in indices)
+            and all(i is None or (isinstance(i, torch.Tensor) and i.dtype in (torch.int32, torch.int64))
+                    for i in indices))
+
+
 def _is_symbolic(value) -> bool:
     if isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
         return True
@@ -421,6 +438,8 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
             return False  # a scalar or 0-d bool value
         if _gather_data_too_large(name, node) or _gather_index_narrower(name, node) or cannot_check(node):
             return False
+        if name in INDEX_WRITES and not _plain_index_write(node):
+            return False
 
         output = node.meta.get("val")
         if _is_symbolic(output) or not list(tensors_of(output)):
@@ -465,13 +484,14 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
                 return True
             all_int32 = all(t.dtype == torch.int32 for t in integer)
             proven = name in RANGE_EXACT and self._proven_in_range(node)
-            if name not in VALUE_PRESERVING | INDEX_RESULTS | INDEX_CONSUMERS and not (
+            if name not in VALUE_PRESERVING | INDEX_RESULTS | INDEX_CONSUMERS | INDEX_WRITES and not (
                     all_int32 and name in INT32_EXACT) and not proven:
                 return False
             for out in tensors_of(output):
                 # To bool: conversion compares with 0 instead (bool_casts.py), right for every integer.
                 if (name in CASTS and out.dtype in _INTEGER_RANK and out.dtype != torch.bool
-                        and not _widening_integer_cast(node, out.dtype)):
+                        and not _widening_integer_cast(node, out.dtype)
+                        and not within(self.integer_ranges, node.args[0], limit=torch.iinfo(out.dtype).max // 2)):
                     return False
                 if name in CASTS and out.dtype == torch.bool and not self._int64_constant_fits(node.args[0]):
                     return False

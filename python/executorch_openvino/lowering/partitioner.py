@@ -26,8 +26,9 @@ class OpenvinoPartitioner(Partitioner):
     What OpenVINO would compute differently from PyTorch stays on ExecuTorch's
     CPU kernels (see :mod:`executorch_openvino.lowering.operator_support`).
 
-    ``device``, ``inference_precision``, ``numerics`` and ``performance_hint`` become compile specs (see
-    :mod:`executorch_openvino.compile_specs`). Alternatively give the compile specs themselves, a list of
+    ``device``, ``inference_precision``, ``numerics``, ``performance_hint`` and the weight compression
+    (``weight_compression`` ``"int8"``/``"int4"``, ``weight_group_size``, ``weight_ratio``) become compile specs
+    (see :mod:`executorch_openvino.compile_specs`). Alternatively give the compile specs themselves, a list of
     ``executorch.exir.backend.compile_spec_schema.CompileSpec``, as ``compile_specs=`` or in the form of
     executorch's own ``executorch.backends.openvino.partitioner.OpenvinoPartitioner``:
     ``OpenvinoPartitioner(compile_spec, op_types_to_skip=None, op_names_to_skip=None)``, where a list first
@@ -47,7 +48,8 @@ class OpenvinoPartitioner(Partitioner):
 
     def __init__(self, device="CPU", inference_precision="", compile_specs=None,
                  numerics: str = "exact", performance_hint: str = "", *, compile_spec=None,
-                 op_types_to_skip=None, op_names_to_skip=None):
+                 op_types_to_skip=None, op_names_to_skip=None, weight_compression: str = "",
+                 weight_group_size: int = 128, weight_ratio: float = 1.0):
         if isinstance(device, (list, tuple)):  # upstream's positional form: (compile_spec, op_types, op_names)
             if isinstance(inference_precision, str) and inference_precision:
                 fix = (f"give a set: {{{inference_precision!r}}}" if "." in inference_precision else
@@ -76,10 +78,12 @@ class OpenvinoPartitioner(Partitioner):
         self.op_types_to_skip = _names("op_types_to_skip", op_types_to_skip)
         self.op_names_to_skip = _names("op_names_to_skip", op_names_to_skip)
         if compile_specs is None:
-            specs = make_compile_specs(device, inference_precision, numerics, performance_hint)
+            specs = make_compile_specs(device, inference_precision, numerics, performance_hint, weight_compression,
+                                       weight_group_size, weight_ratio)
         else:
             keywords = {"device": device != "CPU", "inference_precision": inference_precision != "",
-                        "numerics": numerics != "exact", "performance_hint": performance_hint != ""}
+                        "numerics": numerics != "exact", "performance_hint": performance_hint != "",
+                        "weight_compression": weight_compression != ""}
             if any(keywords.values()):
                 given = ", ".join(name for name, set_ in keywords.items() if set_)
                 raise TypeError(f"OpenvinoPartitioner got compile specs and {given}: give each option once, "
@@ -140,6 +144,7 @@ class OpenvinoPartitioner(Partitioner):
                 node.meta["delegation_tag"] = tag
             tags[tag] = spec
         tag_constant_data(exported_program)
+        _tag_buffers_updated_inside(exported_program)
         _untag_returned_constants(exported_program)
         _initialise_mutated_buffers(exported_program)
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
@@ -212,6 +217,27 @@ def _untag_returned_constants(exported_program) -> None:
         if node.op == "placeholder" and "delegation_tag" in node.meta and any(
                 user.op == "output" for user in node.users):
             del node.meta["delegation_tag"]
+
+
+def _tag_buffers_updated_inside(exported_program) -> None:
+    """Hands a buffer the program updates to the partition that reads it and computes its new value.
+
+    The delegate then keeps the buffer as OpenVINO state across calls (a KV cache stays inside
+    OpenVINO: no copy in and out per call; ``lowering/model_state.py``). A buffer read by
+    several partitions, by ExecuTorch's kernels, or updated outside its partition stays ExecuTorch's,
+    and reaches the partition as an input as before.
+    """
+    signature = exported_program.graph_signature
+    updates = {buffer: value for value, buffer in signature.buffers_to_mutate.items()}
+    nodes = {node.name: node for node in exported_program.graph.nodes}
+    for node in exported_program.graph.nodes:
+        buffer = signature.inputs_to_buffers.get(node.name) if node.op == "placeholder" else None
+        update = nodes.get(updates.get(buffer))
+        if update is None:
+            continue
+        tag = update.meta.get("delegation_tag")
+        if tag is not None and all(user.meta.get("delegation_tag") == tag for user in node.users):
+            node.meta["delegation_tag"] = tag
 
 
 def _initialise_mutated_buffers(exported_program) -> None:

@@ -6,6 +6,7 @@ id the native delegate registers (``executorch_openvino.BACKEND_ID``).
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import torch
@@ -14,6 +15,7 @@ from executorch.exir.backend.backend_details import BackendDetails, PreprocessRe
 from .. import processed_blob
 from ..compile_specs import resolve_options
 from .conversion import convert_partition
+from .weight_compression import compress_weights
 
 
 class ExecutorchOpenvinoBackend(BackendDetails):
@@ -29,7 +31,11 @@ class ExecutorchOpenvinoBackend(BackendDetails):
         options = resolve_options(compile_specs)  # fail fast, before OpenVINO is involved
         if options.numerics == "exact":
             _warn_about_flushed_constants(edge_program)
-        ir = convert_partition(edge_program, propagate_nans=options.numerics == "exact")
+        compress = None
+        if options.weight_compression:
+            compress = functools.partial(compress_weights, mode=options.weight_compression,
+                                         group_size=options.weight_group_size, ratio=options.weight_ratio)
+        ir = convert_partition(edge_program, propagate_nans=options.numerics == "exact", compress=compress)
         return PreprocessResult(processed_bytes=processed_blob.pack(ir))
 
 

@@ -46,7 +46,7 @@ def _indexed(node: torch.fx.Node):
     if name == "aten.index_select.default":
         table, dim = value(node.args[0]), node.args[1]
         return [(node.args[2], table.shape[dim % table.dim()], 0)]
-    if name == "aten.index.Tensor":
+    if name in ("aten.index.Tensor", "aten.index_put.default"):
         table, found, dim = value(node.args[0]), [], 0
         for index in node.args[1]:
             indices = value(index)
@@ -112,8 +112,9 @@ def add_index_checks(program: torch.export.ExportedProgram) -> list[str]:
             # No commas: OpenVINO's IR separates tensor names with them.
             messages.append(f"{op_name(node.target)} '{node.name}' was given an index outside {lowest}..{size - 1}")
     for node in list(graph.nodes):
-        if (node.op == "call_function" and op_name(node.target) == "aten.index.Tensor"
-                and sum(isinstance(i, torch.fx.Node) for i in node.args[1]) > 1):
+        name = op_name(node.target) if node.op == "call_function" else ""
+        if ((name == "aten.index.Tensor" and sum(isinstance(i, torch.fx.Node) for i in node.args[1]) > 1)
+                or name == "aten.index_put.default"):
             _make_non_negative(graph, node)
     if not checks:
         graph.lint()
