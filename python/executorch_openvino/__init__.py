@@ -211,6 +211,10 @@ def __getattr__(name):
         from .compiled_layers import runtime_precisions
 
         return runtime_precisions
+    if name in _LLM_NAMES:  # language models: transformers is imported when called
+        from . import llm
+
+        return getattr(llm, name)
     if name in _API_NAMES:
         from . import api
 
@@ -226,9 +230,10 @@ def __getattr__(name):
 
 
 _API_NAMES = ("lower", "load_method", "OpenvinoMethod", "delegation_summary", "DelegationSummary")
+_LLM_NAMES = ("export_llm", "generate", "GenerationResult", "LlmProgram")
 _LAZY_NAMES = ("__version__", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "ConversionError", "OpenVINOBackend",
                "BackendState", "BackendStateError", "OpenVINOBackendConfig", "quantize", "runtime_precisions",
-               *_API_NAMES)
+               *_API_NAMES, *_LLM_NAMES)
 
 
 def __dir__() -> list:
@@ -241,4 +246,4 @@ __all__ = ["BACKEND_ID", "build_info", "OpenvinoPartitioner", "ExecutorchOpenvin
            "set_library_path", "load_openvino", "library_info", "last_error", "last_compile_report", "lower",
            "load_method", "OpenvinoMethod", "delegation_summary", "DelegationSummary", "OpenVINOBackend",
            "OpenVINOBackendConfig", "BackendState", "BackendStateError", "set_cache_dir", "cache_dir", "quantize",
-           "runtime_precisions"]
+           "runtime_precisions", "export_llm", "generate", "GenerationResult", "LlmProgram"]

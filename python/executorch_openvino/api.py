@@ -23,18 +23,30 @@ __all__ = ["lower", "export", "lower_exported", "delegation_summary", "Delegatio
            "OpenvinoMethod"]
 
 
-def lower(module: torch.nn.Module, example_inputs: tuple, *, device: str = "CPU",
+def lower(module, example_inputs: tuple | None = None, *, device: str = "CPU",
           inference_precision: str = "", dynamic_shapes=None, numerics: str = "exact",
-          performance_hint: str = ""):
+          performance_hint: str = "", strict: bool = False, weight_compression: str = "",
+          weight_group_size: int = 128, weight_ratio: float = 1.0, constant_methods: dict | None = None):
     """``torch.export`` + ExecuTorch edge lowering with :class:`OpenvinoPartitioner`.
 
     Returns an ``executorch.exir.ExecutorchProgramManager`` (``.buffer`` is the
-    ``.pte``). ``example_inputs``: a tuple (or list) of the module's positional inputs. Raises ``ValueError``
-    for bad compile specs before exporting, ``TypeError`` for example inputs that are not a tuple or list.
+    ``.pte``). `module`: a ``torch.nn.Module``, exported here, or a ``torch.export.ExportedProgram``
+    you exported yourself (then `example_inputs` and `dynamic_shapes` are not given: the program has them).
+    ``example_inputs``: a tuple (or list) of the module's positional inputs. ``strict=True`` exports
+    with TorchDynamo (``torch.export.export(..., strict=True)``), which some modules need: transformers'
+    static-cache wrapper reaches its cache buffers through two paths that non-strict export turns into
+    duplicated inputs. ``weight_compression`` (``"int8"``, ``"int4"``), ``weight_group_size`` and
+    ``weight_ratio``: NNCF weight-only compression of the delegated weights
+    (:mod:`executorch_openvino.compile_specs`). ``constant_methods``: ``{name: value}`` methods returning
+    constants, written into the program (ExecuTorch's LLM runners read ``get_max_seq_len`` and others).
+
+    Raises ``ValueError`` for bad compile specs before exporting, ``TypeError`` for example inputs that are
+    not a tuple or list, for a program with complex tensors, and for example inputs given with an
+    ``ExportedProgram``; ``RuntimeError`` naming ``strict=True`` when torch's decomposition fails on a
+    non-strict export's duplicated inputs.
     Example inputs in another memory layout (channels_last) are exported as
     contiguous: the program takes contiguous inputs, and
-    :meth:`OpenvinoMethod.execute` passes any layout as contiguous. Raises
-    ``TypeError`` for a program with complex tensors.
+    :meth:`OpenvinoMethod.execute` passes any layout as contiguous.
 
     With ``dynamic_shapes``, the program's inputs and outputs are not memory
     planned: ExecuTorch would otherwise allocate and zero them at their upper
@@ -44,10 +56,22 @@ def lower(module: torch.nn.Module, example_inputs: tuple, *, device: str = "CPU"
     (:mod:`executorch_openvino.lowering.passes.returned_inputs`: ExecuTorch 1.5.1 returned zeros).
     """
     partitioner = OpenvinoPartitioner(device=device, inference_precision=inference_precision, numerics=numerics,
-                                      performance_hint=performance_hint)
-    exported = export(module, example_inputs, dynamic_shapes=dynamic_shapes)
+                                      performance_hint=performance_hint, weight_compression=weight_compression,
+                                      weight_group_size=weight_group_size, weight_ratio=weight_ratio)
+    if isinstance(module, torch.export.ExportedProgram):
+        if example_inputs is not None or dynamic_shapes is not None:
+            raise TypeError("lower() got an ExportedProgram and example_inputs or dynamic_shapes: an exported "
+                            "program has its inputs and shapes; give the program alone")
+        exported = module
+        dynamic = any(not isinstance(d, int) for n in exported.graph.nodes if n.op == "placeholder"
+                      for d in getattr(n.meta.get("val"), "shape", ()))
+    else:
+        if example_inputs is None:
+            raise TypeError("lower() needs example_inputs for a module: a tuple of its positional inputs, e.g. (x,)")
+        exported = export(module, example_inputs, dynamic_shapes=dynamic_shapes, strict=strict)
+        dynamic = dynamic_shapes is not None
     _warn_about_unbounded_sizes(exported)
-    return lower_exported(exported, partitioner, plan_inputs=dynamic_shapes is None)
+    return lower_exported(exported, partitioner, plan_inputs=not dynamic, constant_methods=constant_methods)
 
 
 def _warn_about_unbounded_sizes(exported) -> None:
@@ -72,7 +96,7 @@ def _warn_about_unbounded_sizes(exported) -> None:
 
 
 def export(module: torch.nn.Module, example_inputs: tuple, example_kwargs: dict | None = None,
-           dynamic_shapes=None):
+           dynamic_shapes=None, strict: bool = False):
     """``torch.export.export`` of ``module`` as :func:`lower` does it: example tensors made
     contiguous first; complex tensors, and example inputs that are not a tuple or list, refused (``TypeError``)."""
     if not isinstance(example_inputs, (tuple, list)):
@@ -84,12 +108,14 @@ def export(module: torch.nn.Module, example_inputs: tuple, example_kwargs: dict 
     # ExecuTorch 1.5.1's kernels fail on (x * 2: "different dim orders").
     example_inputs = torch.utils._pytree.tree_map(contiguous, tuple(example_inputs))
     example_kwargs = torch.utils._pytree.tree_map(contiguous, dict(example_kwargs or {}))
-    exported = torch.export.export(module, example_inputs, example_kwargs, dynamic_shapes=dynamic_shapes)
+    exported = torch.export.export(module, example_inputs, example_kwargs, dynamic_shapes=dynamic_shapes,
+                                   strict=strict)
     _refuse_complex_tensors(exported)
     return exported
 
 
-def lower_exported(exported, partitioner: OpenvinoPartitioner, *, plan_inputs: bool = True):
+def lower_exported(exported, partitioner: OpenvinoPartitioner, *, plan_inputs: bool = True,
+                   constant_methods: dict | None = None):
     """The ``ExecutorchProgramManager`` of an :func:`export` result, lowered with ``partitioner``.
 
     ``plan_inputs=False`` leaves the program's inputs and outputs out of
@@ -100,7 +126,17 @@ def lower_exported(exported, partitioner: OpenvinoPartitioner, *, plan_inputs: b
     from executorch.exir.passes import MemoryPlanningPass
 
     # (OpenvinoPartitioner.transform_for_pre_decomposition runs this package's passes on `exported` first.)
-    edge = to_edge_transform_and_lower(exported, partitioner=[partitioner])
+    try:
+        edge = to_edge_transform_and_lower(exported, partitioner=[partitioner], constant_methods=constant_methods)
+    except AssertionError as exc:
+        if "compiled_fn" not in str(exc):
+            raise
+        # torch 2.13's run_decompositions on a non-strict export whose module reaches one buffer by two
+        # paths (transformers' static cache): the buffer became two inputs (reproducible with torch alone).
+        raise RuntimeError(f"torch could not decompose the exported program ({exc}). This happens with "
+                           "modules that reach a buffer by two paths, such as transformers' static KV cache, "
+                           "when exported non-strict: export with strict=True (exov.lower(..., strict=True), "
+                           "or torch.export.export(..., strict=True) and pass the ExportedProgram)") from exc
     # (Mutated buffers start from the module's values: OpenvinoPartitioner marks them.)
     signature = edge.exported_program().graph_signature
     # An input the program changes in place must be planned: left to the

@@ -1,0 +1,143 @@
+"""Exporting a decoder-only language model to a ``.pte`` with a static KV cache, for this delegate.
+
+The model code is transformers' own: ``transformers.integrations.executorch.
+TorchExportableModuleForDecoderOnlyLM`` wraps the model with a ``StaticCache`` whose key and value
+tensors are buffers, and exports ``forward(input_ids, cache_position)``: token ids ``(1, n)`` int64 and
+their positions ``(n,)`` int64, returning logits ``(1, n, vocab)`` float32; ``n`` is dynamic, from 1 to
+:attr:`LlmProgram.max_seq_len`. The partitioner hands OpenVINO the cache buffers with the layers that
+update them, so the cache lives in OpenVINO as state (``lowering/model_state.py``).
+
+The program carries ExecuTorch's LLM metadata methods (the names ExecuTorch 1.5.1's
+``extension/llm/runner`` reads): ``get_max_seq_len``, ``get_max_context_len``, ``get_vocab_size``,
+``get_bos_id``, ``get_eos_ids``, ``use_kv_cache``, ``enable_dynamic_shape``, ``use_sdpa_with_kv_cache``.
+Because the second input holds one position per token, ExecuTorch's runner passes positions
+``start..start+n-1``, as it does for such programs.
+
+Tested with Llama-architecture models (SmolLM2, and random-weight Llama configurations in the tests);
+other architectures transformers exports with a static cache may work and are not tested here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import torch
+
+WEIGHTS = ("f32", "int8", "int4")
+
+
+@dataclasses.dataclass
+class LlmProgram:
+    """An exported language model: the ``.pte`` (:attr:`program`, an ``ExecutorchProgramManager``), its
+    tokenizer, and the metadata written into it (:attr:`metadata`: method name -> value)."""
+
+    program: object
+    tokenizer: object
+    metadata: dict
+    weights: str
+
+    @property
+    def buffer(self) -> bytes:
+        return self.program.buffer
+
+    @property
+    def max_seq_len(self) -> int:
+        """Most tokens one call takes (a prompt longer than this is fed in pieces)."""
+        return self.metadata["get_max_seq_len"]
+
+    @property
+    def max_context_len(self) -> int:
+        """Positions the KV cache holds: prompt and generated tokens together."""
+        return self.metadata["get_max_context_len"]
+
+    def save(self, path) -> Path:
+        """Writes the ``.pte`` to `path` and the tokenizer (``tokenizer.json`` and its config, what
+        ExecuTorch's runner and :func:`~executorch_openvino.generate` read) to the folder
+        :func:`tokenizer_folder` names; returns that folder."""
+        path = Path(path)
+        path.write_bytes(self.buffer)
+        folder = tokenizer_folder(path)
+        self.tokenizer.save_pretrained(str(folder))
+        (folder / "exov_llm.json").write_text(json.dumps({"metadata": self.metadata, "weights": self.weights},
+                                                         indent=1))
+        return folder
+
+
+def tokenizer_folder(pte_path) -> Path:
+    """Where :meth:`LlmProgram.save` puts the tokenizer of `pte_path`: ``model.pte`` -> ``model.tokenizer/``."""
+    path = Path(pte_path)
+    return path.with_name(path.stem + ".tokenizer")
+
+
+def export_decoder(model, max_context_len: int = 512, *, strict: bool = True):
+    """``(ExportedProgram, metadata)`` of `model` (a transformers ``PreTrainedModel``) with a static KV
+    cache of `max_context_len` positions, exported by transformers' ExecuTorch integration. Lowering is
+    left to the caller (:func:`export_llm` lowers for OpenVINO; a benchmark may lower it for XNNPACK).
+
+    Raises ``ValueError`` for a context length below 2 or above the model's ``max_position_embeddings``.
+    """
+    from transformers.integrations.executorch import TorchExportableModuleForDecoderOnlyLM
+
+    config = model.config.get_text_config()
+    limit = getattr(config, "max_position_embeddings", None)
+    if max_context_len < 2 or (limit is not None and max_context_len > limit):
+        raise ValueError(f"max_context_len is {max_context_len}; give 2 to {limit} (the model's "
+                         "max_position_embeddings)")
+    generation = model.generation_config
+    generation.cache_implementation, generation.use_cache = "static", True
+    wrapper = TorchExportableModuleForDecoderOnlyLM(model, batch_size=1, max_cache_len=max_context_len)
+    # One call takes up to max_context_len - 1 tokens (ExecuTorch plans a Dim's max minus one).
+    tokens = torch.export.Dim("tokens", min=1, max=max_context_len)
+    example = torch.tensor([[1, 2, 3]], dtype=torch.long)
+    with torch.no_grad():
+        exported = wrapper.export(input_ids=example, cache_position=torch.arange(3),
+                                  dynamic_shapes={"input_ids": {1: tokens}, "cache_position": {0: tokens}},
+                                  strict=strict)
+    upper = exported.range_constraints[next(iter(exported.range_constraints))].upper
+    return exported, _metadata(model, int(min(upper, max_context_len)), max_context_len)
+
+
+def _metadata(model, max_seq_len: int, max_context_len: int) -> dict:
+    config, generation = model.config.get_text_config(), model.generation_config
+    eos = generation.eos_token_id if generation.eos_token_id is not None else config.eos_token_id
+    eos_ids = [eos] if isinstance(eos, int) else list(eos or [])
+    bos = generation.bos_token_id if generation.bos_token_id is not None else config.bos_token_id
+    return {"get_max_seq_len": max_seq_len, "get_max_context_len": max_context_len,
+            "get_vocab_size": int(config.vocab_size), "get_bos_id": int(bos if bos is not None else -1),
+            "get_eos_ids": [int(e) for e in eos_ids], "use_kv_cache": True, "enable_dynamic_shape": True,
+            "use_sdpa_with_kv_cache": False}
+
+
+def export_llm(model, *, max_context_len: int = 512, weights: str = "f32", group_size: int = 128,
+               ratio: float = 1.0, tokenizer=None, strict: bool = True, device: str = "CPU",
+               inference_precision: str = "", performance_hint: str = "") -> LlmProgram:
+    """Exports and lowers a decoder-only language model for this delegate, with a static KV cache.
+
+    `model`: a folder of a Hugging Face model, a ``.gguf`` file (:func:`~executorch_openvino.llm.load_model`),
+    or a transformers ``PreTrainedModel`` (then give its `tokenizer` to save one with the program).
+    `max_context_len`: positions of the KV cache (prompt and generated tokens together); its memory is
+    ``2 * layers * kv_heads * head_dim * max_context_len * 4`` bytes. `weights`: ``"f32"`` (as the model
+    has them), ``"int8"`` or ``"int4"``, NNCF weight-only compression of OpenVINO's weights
+    (``group_size``, ``ratio``: :mod:`executorch_openvino.compile_specs`, ``weight_compression``).
+    `strict`: export with TorchDynamo, which transformers' static cache needs with torch 2.13.
+
+    Returns an :class:`LlmProgram`; ``.save(path)`` writes the ``.pte`` and the tokenizer. Raises
+    ``ValueError`` for unknown `weights`, ``ImportError`` (with the pip command) when compression needs
+    NNCF and it is missing.
+    """
+    from ..api import lower
+    from .hf_models import load_model
+
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights is {weights!r}; give one of {', '.join(WEIGHTS)}")
+    if isinstance(model, (str, Path)):
+        model, loaded_tokenizer = load_model(model)
+        tokenizer = tokenizer if tokenizer is not None else loaded_tokenizer
+    exported, metadata = export_decoder(model, max_context_len, strict=strict)
+    program = lower(exported, device=device, inference_precision=inference_precision,
+                    performance_hint=performance_hint, weight_compression="" if weights == "f32" else weights,
+                    weight_group_size=group_size if weights == "int4" else -1, weight_ratio=ratio,
+                    constant_methods=metadata)
+    return LlmProgram(program=program, tokenizer=tokenizer, metadata=metadata, weights=weights)
