@@ -323,8 +323,12 @@ Error execute_partition(Partition& partition, Span<EValue*> args) {
     if (*static_cast<const char*>(data) != 0) {
       // OpenVINO would have returned zeros or a wrapped row; eager PyTorch raises an error.
       partition.state_lost = partition.guards_state;
-      report_error("execute: " + check.message + " (eager PyTorch raises an error for it); pass indices within the " +
-                   "size of the dimension they index");
+      // A declared input range (input_ranges) says what to do itself; a lookup's check gets the advice here.
+      const bool declared = check.message.find("input_ranges") != std::string::npos;
+      report_error("execute: " + check.message +
+                   (declared ? std::string("; pass values within it or lower the program with a wider range")
+                             : std::string(" (eager PyTorch raises an error for it); pass indices within the size of "
+                                           "the dimension they index")));
       return Error::InvalidArgument;
     }
   }

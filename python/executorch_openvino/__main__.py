@@ -1,12 +1,16 @@
-"""``python -m executorch_openvino <command>``: ``doctor``, or ``cache FOLDER [--clear]``."""
+"""``python -m executorch_openvino <command>``: ``doctor``, ``cache FOLDER [--clear]``, ``export-llm``, ``generate``."""
 
 import sys
 
 USAGE = """usage: python -m executorch_openvino doctor [--json]
        python -m executorch_openvino cache FOLDER [--clear]
-  doctor  checks that the delegate can run here and which OpenVINO it uses
-  cache   reports what the model cache FOLDER (the one given to set_cache_dir) holds;
-          --clear removes the delegate's files from it"""
+       python -m executorch_openvino export-llm --model DIR|GGUF --out model.pte [--weights f32|int8|int4]
+       python -m executorch_openvino generate model.pte --prompt TEXT [--max-new-tokens N] [--chat]
+  doctor      checks that the delegate can run here and which OpenVINO it uses
+  cache       reports what the model cache FOLDER (the one given to set_cache_dir) holds;
+              --clear removes the delegate's files from it
+  export-llm  exports a Hugging Face decoder-only model with a static KV cache (--help for options)
+  generate    generates text greedily with a .pte export-llm wrote, and prints tokens/s"""
 
 
 def _cache(argv: list[str]) -> int:
@@ -33,6 +37,10 @@ def main(argv: list[str]) -> int:
     command = argv[0] if argv else ""
     if command == "cache":
         return _cache(argv[1:])
+    if command in ("export-llm", "generate"):
+        from .llm import cli
+
+        return (cli.export_llm_main if command == "export-llm" else cli.generate_main)(argv[1:])
     if command != "doctor" or any(not a.startswith("-") for a in argv[1:]):
         print(USAGE, file=sys.stderr)
         return 2

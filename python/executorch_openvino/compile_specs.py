@@ -50,6 +50,14 @@ Keys (bytes values, UTF-8):
     The share of the ``"int4"`` layers' weights NNCF puts in 4 bits (default ``"1.0"``); the rest
     stays in 8 bits (NNCF picks the layers by a data-free sensitivity measure).
 
+``input_ranges``
+    JSON ``{"input name": [low, high], ...}``: integer inputs of the program whose values the user
+    promises lie in ``[low, high]`` (an LLM's positions: ``[0, context - 1]``). With ``numerics="exact"``,
+    integer arithmetic on them is then delegated where the range proves it exact (OpenVINO computes
+    int64 in int32 and compares integers through float32), and the delegate checks the promise on every
+    call: a value outside fails the call, naming the input and its range. Names are those of
+    ``ExportedProgram.graph_signature.user_inputs``; each must name an integer input.
+
 ``program_state``
     Written by :meth:`OpenvinoPartitioner.partition` for each partition, not
     given by users: ``"none"`` when the whole exported program keeps nothing
@@ -75,7 +83,7 @@ PERFORMANCE_HINTS = ("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT", "")
 PROGRAM_STATES = ("none", "mutable")
 WEIGHT_COMPRESSIONS = ("", "int8", "int4")
 KEYS = ("device", "inference_precision", "performance_hint", "numerics", "weight_compression", "weight_group_size",
-        "weight_ratio", "program_state")
+        "weight_ratio", "input_ranges", "program_state")
 # Keys executorch 1.5.1's own OpenVINO backend passes to OpenVINO's compile, and this package's way to the same.
 _UPSTREAM_KEYS = {
     "cache_dir": ". OpenVINO's model cache is set where the program runs here: "
@@ -100,6 +108,7 @@ class OpenvinoOptions:
     weight_compression: str = ""
     weight_group_size: int = 128
     weight_ratio: float = 1.0
+    input_ranges: tuple = ()  # ((name, low, high), ...)
 
 
 def make_compile_specs(device: str = "CPU", inference_precision: str = "", numerics: str = "exact",
@@ -185,6 +194,8 @@ def check_option(key: str, value: str, what: str = "compile spec") -> None:
         if value not in PERFORMANCE_HINTS:
             raise ValueError(f"{what} 'performance_hint' is {value!r}; allowed values are 'LATENCY', "
                              "'THROUGHPUT', 'CUMULATIVE_THROUGHPUT', or '' for the device default")
+    elif key == "input_ranges":
+        parse_input_ranges(value, what)
     elif key == "weight_compression":
         if value not in WEIGHT_COMPRESSIONS:
             raise ValueError(f"{what} 'weight_compression' is {value!r}; allowed values are 'int8', 'int4', or '' "
@@ -204,6 +215,37 @@ def check_option(key: str, value: str, what: str = "compile spec") -> None:
     else:
         hint = _UPSTREAM_KEYS.get(key, "")
         raise ValueError(f"unknown {what} {key!r}; the OpenVINO delegate knows {', '.join(KEYS)}{hint}")
+
+
+def parse_input_ranges(value: str, what: str = "compile spec") -> tuple:
+    """``((name, low, high), ...)`` of an ``input_ranges`` value; ``ValueError`` naming the problem."""
+    import json
+
+    try:
+        ranges = json.loads(value) if value else {}
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{what} 'input_ranges' is not JSON ({exc}); give e.g. '{{\"cache_position\": [0, 511]}}'")
+    if not isinstance(ranges, dict):
+        raise ValueError(f"{what} 'input_ranges' must be a JSON object of input name -> [low, high]")
+    found = []
+    for name, bounds in ranges.items():
+        if (not isinstance(bounds, list) or len(bounds) != 2 or not all(isinstance(b, int) for b in bounds)
+                or bounds[0] > bounds[1] or bounds[0] < -2**31 or bounds[1] >= 2**31):
+            raise ValueError(f"{what} 'input_ranges' gives {name!r} {bounds!r}: give [low, high], integers with "
+                             "low <= high within the int32 range")
+        found.append((name, bounds[0], bounds[1]))
+    return tuple(found)
+
+
+def input_ranges_spec(ranges: dict):
+    """The ``input_ranges`` compile spec of ``{input name: (low, high)}``."""
+    import json
+
+    from executorch.exir.backend.compile_spec_schema import CompileSpec
+
+    value = json.dumps({name: [int(low), int(high)] for name, (low, high) in ranges.items()})
+    parse_input_ranges(value)
+    return CompileSpec("input_ranges", value.encode())
 
 
 def resolve_options(specs: Iterable) -> OpenvinoOptions:
@@ -236,4 +278,5 @@ def resolve_options(specs: Iterable) -> OpenvinoOptions:
     return OpenvinoOptions(device=device, inference_precision=precision, numerics=numerics, performance_hint=hint,
                            weight_compression=values.get("weight_compression", ""),
                            weight_group_size=int(values.get("weight_group_size", "128")),
-                           weight_ratio=float(values.get("weight_ratio", "1.0")))
+                           weight_ratio=float(values.get("weight_ratio", "1.0")),
+                           input_ranges=parse_input_ranges(values.get("input_ranges", "")))

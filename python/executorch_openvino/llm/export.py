@@ -3,7 +3,7 @@
 The model code is transformers' own: ``transformers.integrations.executorch.
 TorchExportableModuleForDecoderOnlyLM`` wraps the model with a ``StaticCache`` whose key and value
 tensors are buffers, and exports ``forward(input_ids, cache_position)``: token ids ``(1, n)`` int64 and
-their positions ``(n,)`` int64, returning logits ``(1, n, vocab)`` float32; ``n`` is dynamic, from 1 to
+their positions ``(n,)`` int64, returning the last position's logits ``(1, 1, vocab)`` float32; ``n`` is dynamic, from 1 to
 :attr:`LlmProgram.max_seq_len`. The partitioner hands OpenVINO the cache buffers with the layers that
 update them, so the cache lives in OpenVINO as state (``lowering/model_state.py``).
 
@@ -55,11 +55,14 @@ class LlmProgram:
     def save(self, path) -> Path:
         """Writes the ``.pte`` to `path` and the tokenizer (``tokenizer.json`` and its config, what
         ExecuTorch's runner and :func:`~executorch_openvino.generate` read) to the folder
-        :func:`tokenizer_folder` names; returns that folder."""
+        :func:`tokenizer_folder` names, with the metadata (``exov_llm.json``); returns that folder. Without a
+        tokenizer only the metadata is written there."""
         path = Path(path)
         path.write_bytes(self.buffer)
         folder = tokenizer_folder(path)
-        self.tokenizer.save_pretrained(str(folder))
+        folder.mkdir(exist_ok=True)
+        if self.tokenizer is not None:
+            self.tokenizer.save_pretrained(str(folder))
         (folder / "exov_llm.json").write_text(json.dumps({"metadata": self.metadata, "weights": self.weights},
                                                          indent=1))
         return folder
@@ -71,10 +74,25 @@ def tokenizer_folder(pte_path) -> Path:
     return path.with_name(path.stem + ".tokenizer")
 
 
-def export_decoder(model, max_context_len: int = 512, *, strict: bool = True):
+class _LastLogits(torch.nn.Module):
+    """transformers' static-cache module returning the last position's logits only, ``(1, 1, vocab)``, as
+    ExecuTorch's own LLM exports do: all positions' logits at the longest prompt would be planned at load
+    (512 x 49152 float32 = 96 MiB for SmolLM2), and generation reads the last one."""
+
+    def __init__(self, decoder):
+        super().__init__()
+        self.decoder = decoder
+
+    def forward(self, input_ids, cache_position):
+        return self.decoder(input_ids=input_ids, cache_position=cache_position)[:, -1:, :]
+
+
+def export_decoder(model, max_context_len: int = 512, *, strict: bool = True, all_logits: bool = False):
     """``(ExportedProgram, metadata)`` of `model` (a transformers ``PreTrainedModel``) with a static KV
     cache of `max_context_len` positions, exported by transformers' ExecuTorch integration. Lowering is
     left to the caller (:func:`export_llm` lowers for OpenVINO; a benchmark may lower it for XNNPACK).
+    The program returns the last position's logits ``(1, 1, vocab)``, or with `all_logits` every
+    position's ``(1, n, vocab)`` (for perplexity).
 
     Raises ``ValueError`` for a context length below 2 or above the model's ``max_position_embeddings``.
     """
@@ -86,15 +104,18 @@ def export_decoder(model, max_context_len: int = 512, *, strict: bool = True):
         raise ValueError(f"max_context_len is {max_context_len}; give 2 to {limit} (the model's "
                          "max_position_embeddings)")
     generation = model.generation_config
-    generation.cache_implementation, generation.use_cache = "static", True
-    wrapper = TorchExportableModuleForDecoderOnlyLM(model, batch_size=1, max_cache_len=max_context_len)
-    # One call takes up to max_context_len - 1 tokens (ExecuTorch plans a Dim's max minus one).
+    before = generation.cache_implementation, generation.use_cache
+    generation.cache_implementation, generation.use_cache = "static", True  # what the wrapper requires
+    try:
+        decoder = TorchExportableModuleForDecoderOnlyLM(model, batch_size=1, max_cache_len=max_context_len).model
+    finally:
+        generation.cache_implementation, generation.use_cache = before  # the caller's model is left as it was
+    module = decoder if all_logits else _LastLogits(decoder)
     tokens = torch.export.Dim("tokens", min=1, max=max_context_len)
-    example = torch.tensor([[1, 2, 3]], dtype=torch.long)
+    example = {"input_ids": torch.tensor([[1, 2, 3]], dtype=torch.long), "cache_position": torch.arange(3)}
     with torch.no_grad():
-        exported = wrapper.export(input_ids=example, cache_position=torch.arange(3),
-                                  dynamic_shapes={"input_ids": {1: tokens}, "cache_position": {0: tokens}},
-                                  strict=strict)
+        exported = torch.export.export(module, (), example, strict=strict,
+                                       dynamic_shapes={"input_ids": {1: tokens}, "cache_position": {0: tokens}})
     upper = exported.range_constraints[next(iter(exported.range_constraints))].upper
     return exported, _metadata(model, int(min(upper, max_context_len)), max_context_len)
 
@@ -112,7 +133,7 @@ def _metadata(model, max_seq_len: int, max_context_len: int) -> dict:
 
 def export_llm(model, *, max_context_len: int = 512, weights: str = "f32", group_size: int = 128,
                ratio: float = 1.0, tokenizer=None, strict: bool = True, device: str = "CPU",
-               inference_precision: str = "", performance_hint: str = "") -> LlmProgram:
+               inference_precision: str = "", performance_hint: str = "", all_logits: bool = False) -> LlmProgram:
     """Exports and lowers a decoder-only language model for this delegate, with a static KV cache.
 
     `model`: a folder of a Hugging Face model, a ``.gguf`` file (:func:`~executorch_openvino.llm.load_model`),
@@ -122,12 +143,14 @@ def export_llm(model, *, max_context_len: int = 512, weights: str = "f32", group
     has them), ``"int8"`` or ``"int4"``, NNCF weight-only compression of OpenVINO's weights
     (``group_size``, ``ratio``: :mod:`executorch_openvino.compile_specs`, ``weight_compression``).
     `strict`: export with TorchDynamo, which transformers' static cache needs with torch 2.13.
+    `all_logits`: return every position's logits, not the last one's (perplexity; larger planned memory).
 
     Returns an :class:`LlmProgram`; ``.save(path)`` writes the ``.pte`` and the tokenizer. Raises
     ``ValueError`` for unknown `weights`, ``ImportError`` (with the pip command) when compression needs
     NNCF and it is missing.
     """
-    from ..api import lower
+    from ..api import lower_exported
+    from ..lowering.partitioner import OpenvinoPartitioner
     from .hf_models import load_model
 
     if weights not in WEIGHTS:
@@ -135,9 +158,13 @@ def export_llm(model, *, max_context_len: int = 512, weights: str = "f32", group
     if isinstance(model, (str, Path)):
         model, loaded_tokenizer = load_model(model)
         tokenizer = tokenizer if tokenizer is not None else loaded_tokenizer
-    exported, metadata = export_decoder(model, max_context_len, strict=strict)
-    program = lower(exported, device=device, inference_precision=inference_precision,
-                    performance_hint=performance_hint, weight_compression="" if weights == "f32" else weights,
-                    weight_group_size=group_size if weights == "int4" else -1, weight_ratio=ratio,
-                    constant_methods=metadata)
+    exported, metadata = export_decoder(model, max_context_len, strict=strict, all_logits=all_logits)
+    partitioner = OpenvinoPartitioner(device=device, inference_precision=inference_precision,
+                                      performance_hint=performance_hint,
+                                      weight_compression="" if weights == "f32" else weights,
+                                      weight_group_size=group_size if weights == "int4" else -1, weight_ratio=ratio,
+                                      # Positions: integer arithmetic on them delegated, checked per call.
+                                      input_ranges={"cache_position": (0, max_context_len - 1)})
+    # Inputs and outputs planned: at most max_context_len token ids and positions, and one row of logits.
+    program = lower_exported(exported, partitioner, constant_methods=metadata)
     return LlmProgram(program=program, tokenizer=tokenizer, metadata=metadata, weights=weights)

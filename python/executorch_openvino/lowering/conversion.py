@@ -116,13 +116,14 @@ def _fix_int_parameters(model, inputs: list) -> None:
 
 
 def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: bool = True,
-                      compress=None) -> OpenvinoIr:
+                      compress=None, input_ranges: tuple = ()) -> OpenvinoIr:
     """Returns the OpenVINO IR (XML text, weights) of an edge-dialect partition.
 
     Inputs keep the partition's order, static shapes and dtypes; outputs keep
     its dtypes. With `propagate_nans` (``numerics="exact"``), min/max-type ops
     return NaN where PyTorch does (``passes/nan_propagation.py``). `compress`, when given, takes the
-    OpenVINO model and returns it with compressed weights (``weight_compression.py``). Raises :class:`ConversionError` when
+    OpenVINO model and returns it with compressed weights (``weight_compression.py``); `input_ranges`, the
+    declared ranges of inputs to check (compile spec ``input_ranges``). Raises :class:`ConversionError` when
     OpenVINO rejects the graph,
     its inputs/outputs do not line up with the partition's, or an int64
     constant lies outside the int32 range.
@@ -135,7 +136,7 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
     _check_int64_constants(program)
     run_before_conversion(program, propagate_nans=propagate_nans)
     positions = returned_copies.return_copy_sources(program)
-    checks = index_checks.add_index_checks(program)
+    checks = index_checks.add_index_checks(program, input_ranges)
     try:
         model = ov.convert_model(program)
     except Exception as exc:  # OpenVINO raises several exception types

@@ -50,9 +50,11 @@ _ARITHMETIC = frozenset({"aten.add.Tensor", "aten.add.Scalar", "aten.sub.Tensor"
                          "aten.minimum.default", "aten.maximum.default"})
 
 
-def integer_ranges(program) -> dict:
+def integer_ranges(program, assumed: dict | None = None) -> dict:
     """``{node name: (low, high)}`` for the nodes of ``program`` (an ``ExportedProgram``) whose values are
-    integers (bool, int tensors, SymInts) proven to lie in ``[low, high]``; a node not listed is unknown."""
+    integers (bool, int tensors, SymInts) proven to lie in ``[low, high]``; a node not listed is unknown.
+    `assumed`: ``{user input name: (low, high)}``, ranges the user declared (compile spec ``input_ranges``),
+    which the delegate checks on every call."""
     constants = {}
     signature = program.graph_signature
     mutated = set(signature.buffers_to_mutate.values())
@@ -71,8 +73,11 @@ def integer_ranges(program) -> dict:
     from torch.utils._sympy.value_ranges import ValueRanges
 
     symbols = {symbol: ValueRanges(0, bounds.upper) for symbol, bounds in program.range_constraints.items()}
+    user_inputs = set(signature.user_inputs)
     for node in program.graph.nodes:
         found = _range_of(node, ranges, constants, symbols)
+        if node.op == "placeholder" and node.name in user_inputs and node.name in (assumed or {}):
+            found = assumed[node.name]
         if found is not None:
             ranges[node.name] = (int(found[0]), int(found[1]))
     return ranges
@@ -144,6 +149,8 @@ def _range_of(node, ranges, constants, symbols) -> Range | None:  # noqa: C901
         return _fits(_bounds(literal, ranges, symbols), values[0].dtype)  # full_like(x, -1, dtype=uint8) is 255
     if name in _ARANGES:
         return _fits(_arange(node, name, ranges, symbols), values[0].dtype)
+    if name == "aten.copy.default":  # copy(self, src): src's values in self's shape
+        return _fits(_bounds(node.args[1], ranges, symbols), values[0].dtype)
     if name in _VALUES_OF_FIRST:
         found = _bounds(node.args[0], ranges, symbols)
         return _fits(found, values[0].dtype)

@@ -105,6 +105,11 @@ def keep_as_state(model, buffers: list[UpdatedBuffer]):
     for buffer in buffers:
         parameter = parameters[buffer.input_position]
         result = results[buffer.output_position]
+        if not parameter.output(0).get_target_inputs():
+            # Never read (copy(self, src) takes only its shape): ExecuTorch gave the delegate the buffer, so
+            # nothing else reads it either, and its value cannot be observed. OpenVINO's IR reader also
+            # refuses a variable that is assigned and never read.
+            continue
         info = VariableInfo()
         info.variable_id = f"exov_state_{buffer.name}"
         info.data_type = parameter.get_element_type()

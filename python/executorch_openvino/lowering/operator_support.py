@@ -93,6 +93,7 @@ INT32_EXACT = frozenset({
 # is an int there too. int64 add/sub/mul wrap at int32 in OpenVINO: exact there as well.
 RANGE_EXACT = INT32_EXACT | frozenset({
     "aten.bitwise_and.Scalar", "aten.bitwise_right_shift.Tensor_Scalar",  # unpacking 4-bit weights (NNCF)
+    "aten.copy.default",  # copy(self, src) of integers: src's values, cast to self's dtype
     "aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor", "aten.abs.default", "aten.neg.default",
     "aten.minimum.default", "aten.maximum.default",
     "aten.eq.Tensor", "aten.eq.Scalar", "aten.ne.Tensor", "aten.ne.Scalar", "aten.lt.Tensor", "aten.lt.Scalar",
@@ -243,6 +244,8 @@ QUOTIENT_KEEPERS = frozenset({
 SYMINT_ARGUMENT_OPS = frozenset({
     "aten.view_copy.default", "aten.view.default", "aten._unsafe_view.default", "aten.reshape.default",
     "aten.expand_copy.default", "aten.expand.default",
+    # Positions over a dynamic length (an LLM's prompt): its range proven as arange's (integer_ranges.py).
+    "aten.arange.default", "aten.arange.start", "aten.arange.start_step",
 })
 # An expand with two different int sizes converts to a Broadcast of unknown
 # rank ("Accessing out-of-range dimension"), measured with 2026.4.1.
@@ -524,7 +527,9 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         number arguments are ints there (integer_ranges.py)."""
         if not within(self.integer_ranges, node):
             return False
-        for argument in [*node.args, *node.kwargs.values()]:
+        # copy(self, src) takes only self's shape and dtype: its values are never read.
+        read = node.args[1:] if op_name(node.target) == "aten.copy.default" else node.args
+        for argument in [*read, *node.kwargs.values()]:
             if isinstance(argument, torch.fx.Node):
                 value = argument.meta.get("val")
                 integer = isinstance(value, torch.SymInt) or (

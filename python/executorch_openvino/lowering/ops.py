@@ -66,6 +66,8 @@ def is_bare_copy(node) -> bool:
     name = op_name(node.target)
     if name not in COPY_OPS and name not in DIM_ORDER_OPS:
         return False
+    if name == "aten.copy.default":  # copy(self, src): src's values, in self's shape and dtype
+        return False
     value, source = node.meta.get("val"), node.args[0].meta.get("val")
     return (isinstance(value, torch.Tensor) and isinstance(source, torch.Tensor)
             and value.dtype == source.dtype and value.shape == source.shape)

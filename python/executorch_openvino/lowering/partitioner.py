@@ -10,7 +10,7 @@ from executorch.exir.backend.partitioner import DelegationSpec, Partitioner, Par
 from executorch.exir.backend.utils import tag_constant_data
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
-from ..compile_specs import make_compile_specs, program_state_spec, resolve_options
+from ..compile_specs import input_ranges_spec, make_compile_specs, program_state_spec, resolve_options
 from .integer_ranges import integer_ranges
 from .kept_operations import ops_to_not_decompose
 from .operator_support import (OpenvinoOperatorSupport, flushed_constant_names,
@@ -33,7 +33,9 @@ class OpenvinoPartitioner(Partitioner):
     executorch's own ``executorch.backends.openvino.partitioner.OpenvinoPartitioner``:
     ``OpenvinoPartitioner(compile_spec, op_types_to_skip=None, op_names_to_skip=None)``, where a list first
     makes the next two positional arguments the skip sets, as there, and ``compile_spec=`` is accepted too.
-    ``op_types_to_skip`` (operator names such as ``"aten.add.Tensor"``, what ``node.target.__name__`` gives)
+    ``input_ranges``: ``{input name: (low, high)}``, integer inputs whose values you promise stay in the
+    range (checked on every call); integer arithmetic on them can then be delegated with
+    ``numerics="exact"`` (:mod:`executorch_openvino.compile_specs`). ``op_types_to_skip`` (operator names such as ``"aten.add.Tensor"``, what ``node.target.__name__`` gives)
     and ``op_names_to_skip`` (graph node names such as ``"aten_add_tensor"``) stay on ExecuTorch's CPU
     kernels, as upstream's do.
 
@@ -49,7 +51,7 @@ class OpenvinoPartitioner(Partitioner):
     def __init__(self, device="CPU", inference_precision="", compile_specs=None,
                  numerics: str = "exact", performance_hint: str = "", *, compile_spec=None,
                  op_types_to_skip=None, op_names_to_skip=None, weight_compression: str = "",
-                 weight_group_size: int = 128, weight_ratio: float = 1.0):
+                 weight_group_size: int = 128, weight_ratio: float = 1.0, input_ranges: dict | None = None):
         if isinstance(device, (list, tuple)):  # upstream's positional form: (compile_spec, op_types, op_names)
             if isinstance(inference_precision, str) and inference_precision:
                 fix = (f"give a set: {{{inference_precision!r}}}" if "." in inference_precision else
@@ -90,6 +92,8 @@ class OpenvinoPartitioner(Partitioner):
                                 f"either as a CompileSpec in the list (e.g. CompileSpec('numerics', b'fast')) "
                                 f"or as a keyword without compile specs")
             specs = _checked_specs(compile_specs)
+        if input_ranges:
+            specs = [*specs, input_ranges_spec(input_ranges)]
         self.options = resolve_options(specs)
         self.delegation_spec = DelegationSpec(BACKEND_ID, specs)
         self._remainders_rewritten = 0  # transform_for_pre_decomposition calls not yet met by a partition()
@@ -100,8 +104,22 @@ class OpenvinoPartitioner(Partitioner):
                      **signature.inputs_to_lifted_tensor_constants}
         return OpenvinoOperatorSupport(constant_names=constants, numerics=self.options.numerics,
                                        flushed_constants=flushed_constant_names(exported_program),
-                                       integer_ranges=integer_ranges(exported_program),
+                                       integer_ranges=integer_ranges(exported_program, self._assumed_ranges(exported_program)),
                                        op_types_to_skip=self.op_types_to_skip, op_names_to_skip=self.op_names_to_skip)
+
+    def _assumed_ranges(self, exported_program) -> dict:
+        """The declared ``input_ranges``, checked against the program's integer user inputs."""
+        declared = {name: (low, high) for name, low, high in self.options.input_ranges}
+        if not declared:
+            return {}
+        inputs = {n.name: n.meta.get("val") for n in exported_program.graph.nodes
+                  if n.op == "placeholder" and n.name in exported_program.graph_signature.user_inputs}
+        for name in declared:
+            value = inputs.get(name)
+            if not isinstance(value, torch.Tensor) or value.dtype not in (torch.int32, torch.int64):
+                raise ValueError(f"input_ranges names {name!r}, which is not an int32/int64 input of this program; "
+                                 f"its inputs are {', '.join(inputs)}")
+        return declared
 
     def ops_to_not_decompose(self, exported_program: torch.export.ExportedProgram
                              ) -> tuple[list, Callable[[torch.fx.Node], bool]]:

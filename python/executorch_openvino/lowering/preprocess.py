@@ -35,7 +35,8 @@ class ExecutorchOpenvinoBackend(BackendDetails):
         if options.weight_compression:
             compress = functools.partial(compress_weights, mode=options.weight_compression,
                                          group_size=options.weight_group_size, ratio=options.weight_ratio)
-        ir = convert_partition(edge_program, propagate_nans=options.numerics == "exact", compress=compress)
+        ir = convert_partition(edge_program, propagate_nans=options.numerics == "exact", compress=compress,
+                               input_ranges=options.input_ranges)
         return PreprocessResult(processed_bytes=processed_blob.pack(ir))
 
 

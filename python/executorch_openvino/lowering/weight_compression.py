@@ -7,6 +7,9 @@ Modes follow executorch 1.5.1's ``openvino_8wo`` and ``openvino_4wo``: ``int8`` 
 output channel; ``int4`` is ``INT4_SYM`` with ``group_size`` values per scale and ``ratio`` of the
 weights in 4 bits, NNCF keeping the embedding and the output layer in ``INT8_ASYM``. Data-free: no
 calibration inputs.
+
+A row whose length is not a multiple of the group size (SmolLM2's 576) gets the largest power of two
+below the group size that divides it (NNCF's ``GroupSizeFallbackMode.ADJUST``: 64 for 576 with 128).
 """
 
 from __future__ import annotations
@@ -26,9 +29,13 @@ def compress_weights(model, mode: str, group_size: int = 128, ratio: float = 1.0
     nncf = _nncf()
     if mode == "int8":
         return nncf.compress_weights(model, mode=nncf.CompressWeightsMode.INT8_ASYM)
+    options = {}
+    fallback = getattr(nncf.quantization.advanced_parameters, "GroupSizeFallbackMode", None)
+    if fallback is not None:  # rows not divisible by the group: the largest power of two below it that divides
+        options["advanced_parameters"] = nncf.AdvancedCompressionParameters(group_size_fallback_mode=fallback.ADJUST)
     try:
         return nncf.compress_weights(model, mode=nncf.CompressWeightsMode.INT4_SYM, group_size=group_size,
-                                     ratio=ratio)
+                                     ratio=ratio, **options)
     except Exception as exc:  # NNCF raises its own exception types
         if "group" in str(exc).lower():
             raise ValueError(f"int4 weight compression with weight_group_size={group_size} failed: {exc}. "

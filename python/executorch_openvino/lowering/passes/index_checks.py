@@ -87,16 +87,27 @@ def _make_non_negative(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
     node.args = (node.args[0], indices, *node.args[2:])
 
 
-def add_index_checks(program: torch.export.ExportedProgram) -> list[str]:
+def add_index_checks(program: torch.export.ExportedProgram, input_ranges: tuple = ()) -> list[str]:
     """Appends one check output per tensor of indices that a lookup of the partition `program` reads
-    (an edge ``ExportedProgram``, changed in place), and makes the indices of multi-tensor indexing
-    non-negative; returns the checks' messages, in output order."""
+    (an edge ``ExportedProgram``, changed in place), and one per partition input named in `input_ranges`
+    (``((name, low, high), ...)``, the compile spec: the user's promise, checked), and makes the indices
+    of multi-tensor indexing non-negative; returns the checks' messages, in output order."""
     from torch.export.graph_signature import OutputKind, OutputSpec, TensorArgument
 
     graph = program.graph
     output = next(n for n in graph.nodes if n.op == "output")
     checks, messages = [], []
+    declared = {name: (low, high) for name, low, high in input_ranges}
     for node in list(graph.nodes):
+        if node.op == "placeholder" and node.name in declared and node.name in program.graph_signature.user_inputs:
+            low, high = declared[node.name]
+            with graph.inserting_before(output):
+                outside = add_call(graph, aten.bitwise_or.Tensor, add_call(graph, aten.lt.Scalar, node, low),
+                                   add_call(graph, aten.gt.Scalar, node, high))
+                checks.append(add_call(graph, aten.any.default, outside))
+            messages.append(f"input '{node.name}' was given a value outside {low}..{high} (the range declared in "
+                            f"input_ranges when it was lowered)")
+            continue
         if node.op != "call_function":
             continue
         for index, size, lowest in _indexed(node):

@@ -1,0 +1,67 @@
+"""``python -m executorch_openvino export-llm`` and ``generate``: the language model commands."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def export_llm_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m executorch_openvino export-llm",
+                                     description="Export a Hugging Face decoder-only model (folder or .gguf) to a "
+                                                 ".pte with a static KV cache for the OpenVINO delegate.")
+    parser.add_argument("--model", required=True, help="a Hugging Face model folder or a .gguf file")
+    parser.add_argument("--out", required=True, help="the .pte to write (its tokenizer goes to <name>.tokenizer/)")
+    parser.add_argument("--weights", choices=("f32", "int8", "int4"), default="f32",
+                        help="int8/int4: NNCF weight-only compression (default f32)")
+    parser.add_argument("--group-size", type=int, default=128, help="int4 values per scale (default 128)")
+    parser.add_argument("--ratio", type=float, default=1.0, help="share of int4 weights in 4 bits (default 1.0)")
+    parser.add_argument("--max-context-len", "--max-seq-len", dest="context", type=int, default=512,
+                        help="positions of the KV cache: prompt and new tokens together (default 512)")
+    args = parser.parse_args(argv)
+    from ..quiet import hide_known_noise
+
+    hide_known_noise()
+    from .export import export_llm
+
+    try:
+        program = export_llm(args.model, max_context_len=args.context, weights=args.weights,
+                             group_size=args.group_size, ratio=args.ratio)
+    except (FileNotFoundError, ValueError, ImportError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    folder = program.save(args.out)
+    print(f"wrote {args.out} ({Path(args.out).stat().st_size / 2**20:.1f} MiB, weights {args.weights}, "
+          f"{program.max_context_len} positions) and its tokenizer in {folder}")
+    return 0
+
+
+def generate_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m executorch_openvino generate",
+                                     description="Greedy text generation with a .pte written by export-llm.")
+    parser.add_argument("pte", help="the .pte")
+    parser.add_argument("--prompt", required=True)
+    parser.add_argument("--tokenizer", help="a tokenizer folder or .gguf (default: <name>.tokenizer/ beside the .pte)")
+    parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--chat", action="store_true", help="wrap the prompt in the tokenizer's chat template")
+    args = parser.parse_args(argv)
+    if not Path(args.pte).is_file():
+        print(f"error: no .pte at {args.pte!r}", file=sys.stderr)
+        return 1
+    from ..quiet import hide_known_noise
+
+    hide_known_noise()
+    from .generation import generate
+
+    try:
+        result = generate(args.pte, args.prompt, args.max_new_tokens, tokenizer=args.tokenizer, chat=args.chat)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(result.text)
+    print(f"[prompt {result.prompt_tokens} tokens: {result.prefill_seconds * 1e3:.0f} ms to the first token "
+          f"({result.prefill_tokens_per_second:.1f} tokens/s); {len(result.tokens)} new tokens, decode "
+          f"{result.decode_tokens_per_second:.1f} tokens/s{'; stopped at end of sequence' if result.stopped_at_eos else ''}]",
+          file=sys.stdout)
+    return 0
