@@ -1,6 +1,6 @@
 """Language models end to end on a tiny random-weight Llama: export with a static KV cache, both lowering
-paths, the cache kept inside the delegate, generation equal to eager, a compressed variant, the
-ExecuTorch LLM runner, and the command line.
+paths, the cache kept inside the delegate, generation equal to eager, and a compressed variant, with
+each OpenVINO release (the commands and ``exov.lower``'s options: test_llm_commands.py).
 
 The model is LlamaForCausalLM with 2 layers and a 128-token vocabulary, weights from a fixed seed; the
 eager reference recomputes every step from all tokens without a cache, so it shares no cache code with
@@ -9,13 +9,11 @@ the program. SmolLM2 runs by hand (``nox -s llm_bench``, docs/development.md).
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 import torch
 
 import executorch_openvino as exov
+from conftest import eager_greedy, tiny_llama
 
 transformers = pytest.importorskip("transformers")
 
@@ -24,25 +22,6 @@ NEW_TOKENS = 64
 CONTEXT = 96
 # Logits of this model are of order 1: bf16 (8 mantissa bits) would be off by about 1e-2.
 LOGITS_TOLERANCE = dict(rtol=1e-4, atol=1e-4)
-
-
-def tiny_llama(seed: int = 0):
-    torch.manual_seed(seed)
-    config = transformers.LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
-                                      bos_token_id=1, eos_token_id=2)
-    return transformers.LlamaForCausalLM(config).eval()
-
-
-def eager_greedy(model, prompt: list, new_tokens: int) -> tuple[list, list]:
-    """Greedy tokens and each step's last logits, recomputing from all tokens (no cache)."""
-    tokens, logits = list(prompt), []
-    with torch.no_grad():
-        for _ in range(new_tokens):
-            last = model(input_ids=torch.tensor([tokens])).logits[0, -1]
-            logits.append(last)
-            tokens.append(int(last.argmax()))
-    return tokens[len(prompt):], logits
 
 
 def method_greedy(method, prompt: list, new_tokens: int) -> tuple[list, list]:
@@ -157,29 +136,7 @@ def test_executorch_lowering_path_and_undelegated_cache_update(model, eager):
         torch.testing.assert_close(torch.stack(logits), torch.stack(eager[0][1][:16]), **LOGITS_TOLERANCE)
 
 
-def test_lower_takes_exported_programs_and_names_strict_export(model):
-    from executorch_openvino.llm.export import _LastLogits
-
-    from transformers.integrations.executorch import TorchExportableModuleForDecoderOnlyLM
-
-    model.generation_config.cache_implementation = "static"
-    decoder = TorchExportableModuleForDecoderOnlyLM(model, batch_size=1, max_cache_len=16).model
-    model.generation_config.cache_implementation = None
-    inputs = {"input_ids": torch.tensor([[4, 5]]), "cache_position": torch.arange(2)}
-    exported = torch.export.export(_LastLogits(decoder), (), inputs, strict=True)
-    program = exov.lower(exported)
-    expected = _LastLogits(decoder)(**inputs)
-    torch.testing.assert_close(exov.load_method(program.buffer).execute(list(inputs.values()))[0], expected,
-                               **LOGITS_TOLERANCE)
-    with pytest.raises(TypeError, match="has its inputs"):
-        exov.lower(exported, (torch.zeros(1),))
-    try:  # torch 2.13 fails on the non-strict export of this module; if a later torch does not, nothing to name
-        exov.lower(_LastLogits(decoder), tuple(inputs.values()))
-    except RuntimeError as error:
-        assert "strict=True" in str(error)
-
-
-def test_int4_weights_stay_compressed_and_close(model, eager, tmp_path):
+def test_int4_weights_stay_compressed_and_close(model, eager, f32_program):
     pytest.importorskip("nncf", reason="the quantize extra (pip install 'executorch-openvino[quantize]')")
     from executorch_openvino.processed_blob import read_header
 
@@ -188,8 +145,7 @@ def test_int4_weights_stay_compressed_and_close(model, eager, tmp_path):
     blob = _delegate_blobs(program.buffer)
     xml = b"".join(b[read_header(b).xml_offset:read_header(b).xml_offset + read_header(b).xml_size] for b in blob)
     assert b'element_type="u4"' in xml or b'element_type="i4"' in xml  # 4-bit constants in the IR
-    f32 = exov.export_llm(model, max_context_len=CONTEXT)
-    assert len(program.buffer) < 0.6 * len(f32.buffer)
+    assert len(program.buffer) < 0.6 * len(f32_program[0].buffer)
     method = exov.load_method(program.buffer)
     _, logits = method_greedy(method, PROMPTS[0], 1)
     error = (logits[0] - eager[0][1][0]).abs().max().item()
@@ -216,27 +172,3 @@ def test_weight_compression_options_are_checked():
         exov.export_llm(tiny_llama(), weights="fp16")
 
 
-def test_command_line_exports_and_generates(model, tmp_path):
-    tokenizers = pytest.importorskip("tokenizers")
-    folder = tmp_path / "hf"
-    model.save_pretrained(folder)
-    vocabulary = {f"w{i}": i for i in range(128)}
-    backend = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocabulary, unk_token="w0"))
-    backend.pre_tokenizer = tokenizers.pre_tokenizers.WhitespaceSplit()
-    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="w1", eos_token="w2",
-                                                     unk_token="w0")
-    tokenizer.save_pretrained(folder)
-    pte = tmp_path / "tiny.pte"
-    run = [sys.executable, "-m", "executorch_openvino"]
-    done = subprocess.run([*run, "export-llm", "--model", str(folder), "--out", str(pte), "--max-context-len",
-                           str(CONTEXT)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-3000:]
-    done = subprocess.run([*run, "generate", str(pte), "--prompt", "w5 w17 w42 w9", "--max-new-tokens", "8"],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-3000:]
-    expected = eager_greedy(model, tokenizer("w5 w17 w42 w9")["input_ids"], 8)[0]
-    assert " ".join(f"w{t}" for t in _until_eos(expected) if t != 2) in done.stdout
-    assert "tokens/s" in done.stdout
-    done = subprocess.run([*run, "generate", str(tmp_path / "missing.pte"), "--prompt", "w5"],
-                          capture_output=True, text=True)
-    assert done.returncode != 0 and "missing.pte" in done.stderr

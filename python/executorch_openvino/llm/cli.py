@@ -28,7 +28,7 @@ def export_llm_main(argv: list[str]) -> int:
     try:
         program = export_llm(args.model, max_context_len=args.context, weights=args.weights,
                              group_size=args.group_size, ratio=args.ratio)
-    except (FileNotFoundError, ValueError, ImportError) as error:
+    except (OSError, ValueError, ImportError) as error:  # OSError: transformers found no such model
         print(f"error: {error}", file=sys.stderr)
         return 1
     folder = program.save(args.out)

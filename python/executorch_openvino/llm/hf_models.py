@@ -11,7 +11,8 @@ def load_model(source):
     dequantized, float32), or a model name transformers finds in its local cache (nothing is downloaded
     unless transformers is allowed to). The model is in eval mode with float32 weights.
 
-    Raises ``FileNotFoundError`` for a path that does not exist and ``ImportError`` naming the pip command
+    Raises ``FileNotFoundError`` for a path that does not exist (an absolute or relative path, not a name),
+    ``OSError`` (transformers') for a name it cannot find, and ``ImportError`` naming the pip command
     when reading a GGUF file needs a package that is missing (``gguf``, ``accelerate``).
     """
     import torch
@@ -25,6 +26,8 @@ def load_model(source):
         _require("gguf", "reading a GGUF file")
         _require("accelerate", "reading a GGUF file (transformers loads GGUF weights through it)")
         folder, kwargs["gguf_file"] = str(path.parent), path.name
+    elif not path.exists() and (path.is_absolute() or str(source).startswith((".", "~"))):
+        raise FileNotFoundError(f"no model folder or .gguf file at {str(path)!r}")
     elif path.exists():
         if not (path / "config.json").is_file():
             raise FileNotFoundError(f"{str(path)!r} has no config.json: give a Hugging Face model folder or a "
