@@ -285,9 +285,10 @@ Error execute_partition(Partition& partition, Span<EValue*> args) {
     return Error::InvalidProgram;
   }
   if (partition.state_lost) {
-    report_error("execute: an earlier call of this method failed after OpenVINO had updated the buffers the "
-                 "program keeps between calls (a KV cache), which eager PyTorch leaves unchanged on that error; "
-                 "load the method again to start from the program's values");
+    report_error(
+        "execute: an earlier call of this method failed after OpenVINO had updated the buffers the "
+        "program keeps between calls (a KV cache), which eager PyTorch leaves unchanged on that error; "
+        "load the method again to start from the program's values");
     return Error::InvalidState;
   }
   std::string changed;

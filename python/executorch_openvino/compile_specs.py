@@ -224,7 +224,8 @@ def parse_input_ranges(value: str, what: str = "compile spec") -> tuple:
     try:
         ranges = json.loads(value) if value else {}
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{what} 'input_ranges' is not JSON ({exc}); give e.g. '{{\"cache_position\": [0, 511]}}'")
+        raise ValueError(f"{what} 'input_ranges' is not JSON ({exc}); give e.g. "
+                         f"'{{\"cache_position\": [0, 511]}}'") from exc
     if not isinstance(ranges, dict):
         raise ValueError(f"{what} 'input_ranges' must be a JSON object of input name -> [low, high]")
     found = []

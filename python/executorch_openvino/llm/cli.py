@@ -60,8 +60,8 @@ def generate_main(argv: list[str]) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     print(result.text)
+    stop = "; stopped at end of sequence" if result.stopped_at_eos else ""
     print(f"[prompt {result.prompt_tokens} tokens: {result.prefill_seconds * 1e3:.0f} ms to the first token "
           f"({result.prefill_tokens_per_second:.1f} tokens/s); {len(result.tokens)} new tokens, decode "
-          f"{result.decode_tokens_per_second:.1f} tokens/s{'; stopped at end of sequence' if result.stopped_at_eos else ''}]",
-          file=sys.stdout)
+          f"{result.decode_tokens_per_second:.1f} tokens/s{stop}]")
     return 0

@@ -3,8 +3,8 @@
 The model code is transformers' own: ``transformers.integrations.executorch.
 TorchExportableModuleForDecoderOnlyLM`` wraps the model with a ``StaticCache`` whose key and value
 tensors are buffers, and exports ``forward(input_ids, cache_position)``: token ids ``(1, n)`` int64 and
-their positions ``(n,)`` int64, returning the last position's logits ``(1, 1, vocab)`` float32; ``n`` is dynamic, from 1 to
-:attr:`LlmProgram.max_seq_len`. The partitioner hands OpenVINO the cache buffers with the layers that
+their positions ``(n,)`` int64, returning the last position's logits ``(1, 1, vocab)`` float32; ``n`` is
+dynamic, from 1 to :attr:`LlmProgram.max_seq_len`. The partitioner hands OpenVINO the cache buffers with the layers that
 update them, so the cache lives in OpenVINO as state (``lowering/model_state.py``).
 
 The program carries ExecuTorch's LLM metadata methods (the names ExecuTorch 1.5.1's

@@ -35,7 +35,8 @@ class OpenvinoPartitioner(Partitioner):
     makes the next two positional arguments the skip sets, as there, and ``compile_spec=`` is accepted too.
     ``input_ranges``: ``{input name: (low, high)}``, integer inputs whose values you promise stay in the
     range (checked on every call); integer arithmetic on them can then be delegated with
-    ``numerics="exact"`` (:mod:`executorch_openvino.compile_specs`). ``op_types_to_skip`` (operator names such as ``"aten.add.Tensor"``, what ``node.target.__name__`` gives)
+    ``numerics="exact"`` (:mod:`executorch_openvino.compile_specs`).
+    ``op_types_to_skip`` (operator names such as ``"aten.add.Tensor"``, what ``node.target.__name__`` gives)
     and ``op_names_to_skip`` (graph node names such as ``"aten_add_tensor"``) stay on ExecuTorch's CPU
     kernels, as upstream's do.
 
@@ -104,7 +105,8 @@ class OpenvinoPartitioner(Partitioner):
                      **signature.inputs_to_lifted_tensor_constants}
         return OpenvinoOperatorSupport(constant_names=constants, numerics=self.options.numerics,
                                        flushed_constants=flushed_constant_names(exported_program),
-                                       integer_ranges=integer_ranges(exported_program, self._assumed_ranges(exported_program)),
+                                       integer_ranges=integer_ranges(exported_program,
+                                                                     self._assumed_ranges(exported_program)),
                                        op_types_to_skip=self.op_types_to_skip, op_names_to_skip=self.op_names_to_skip)
 
     def _assumed_ranges(self, exported_program) -> dict:
