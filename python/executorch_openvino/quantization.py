@@ -22,7 +22,8 @@ from collections.abc import Iterable
 
 import torch
 
-INSTALL_HINT = "pip install 'executorch-openvino[quantize]'"
+from .nncf_library import INSTALL_HINT, NNCF_FOR_OPENVINO, import_nncf
+
 # NNCF's QuantizationPreset names: "performance" quantizes activations and
 # weights symmetrically; "mixed" makes activations asymmetric (better where
 # they are not centred on zero, e.g. after GELU).
@@ -34,28 +35,8 @@ MODEL_TYPES = (None, "transformer")
 __all__ = ["quantize", "PRESETS", "MODEL_TYPES", "INSTALL_HINT", "NNCF_FOR_OPENVINO"]
 
 
-# NNCF releases that import beside each OpenVINO release (measured with torch 2.13.0: nncf 3.4.0 fails
-# on OpenVINO 2025.4.1 with "type object 'Type' has no attribute 'u2'").
-NNCF_FOR_OPENVINO = {"2026.4": "3.4.0", "2025.4": "3.1.0"}
-
-
 def _nncf():
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        import nncf
-    except ImportError as exc:
-        raise ImportError(f"executorch_openvino.quantize needs NNCF, which is not installed here ({exc}): "
-                          f"{INSTALL_HINT}") from exc
-    except AttributeError as exc:  # an NNCF that expects a newer OpenVINO
-        try:
-            found = f"nncf {version('nncf')} with openvino {version('openvino')}"
-        except PackageNotFoundError:
-            found = "this nncf with this openvino"
-        pairs = ", ".join(f"nncf=={n} for openvino {o}.x" for o, n in NNCF_FOR_OPENVINO.items())
-        raise ImportError(f"{found} does not import ({exc}): install the NNCF release made for this OpenVINO "
-                          f"({pairs})") from exc
-    return nncf
+    return import_nncf("executorch_openvino.quantize")
 
 
 class _WithoutBackendNotice(logging.Filter):

@@ -24,9 +24,9 @@ def compress_weights(model, mode: str, group_size: int = 128, ratio: float = 1.0
     """
     if not mode:
         return model
-    from ..quantization import _nncf
+    from ..nncf_library import import_nncf
 
-    nncf = _nncf()
+    nncf = import_nncf("weight_compression (int8/int4 weights)")
     if mode == "int8":
         return nncf.compress_weights(model, mode=nncf.CompressWeightsMode.INT8_ASYM)
     options = {}
