@@ -286,8 +286,8 @@ Error execute_partition(Partition& partition, Span<EValue*> args) {
   }
   if (partition.state_lost) {
     report_error(
-        "execute: an earlier call of this method failed after OpenVINO had updated the buffers the "
-        "program keeps between calls (a KV cache), which eager PyTorch leaves unchanged on that error; "
+        "execute: an earlier call of this method failed after OpenVINO had already updated the buffers the "
+        "program keeps between calls (a KV cache), so they may no longer be what eager PyTorch would hold; "
         "load the method again to start from the program's values");
     return Error::InvalidState;
   }

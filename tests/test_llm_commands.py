@@ -120,3 +120,20 @@ def test_input_ranges_name_integer_inputs():
                                torch.tensor([1.0, 10.0, 6.0]))
     with pytest.raises(RuntimeError, match="input 'position' was given a value outside 0..9"):
         method.execute([torch.ones(3), torch.tensor([0, 10, 5])])
+
+
+def test_generate_finds_the_tokenizer_and_checks_its_arguments(model, saved):
+    pte, tokenizer = saved
+    method = exov.load_method(pte)  # from a path: the tokenizer beside it is found
+    first = exov.generate(method, "the quick fox", 4)
+    assert first.text == expected_text(model, tokenizer, "the quick fox", 4)
+    # Continuing: the last token first, from next_position, as one longer generation would.
+    more = exov.generate(method, [first.tokens[-1]], 4, start_position=first.next_position)
+    whole = exov.generate(method, "the quick fox", 7)
+    assert first.tokens + more.tokens[:3] == whole.tokens[:7] or first.stopped_at_eos
+    for bad, match in (({"max_new_tokens": 0}, "max_new_tokens is 0"), ({"start_position": -1}, "start_position")):
+        with pytest.raises(ValueError, match=match):
+            exov.generate(method, "the quick fox", **{"max_new_tokens": 4, **bad})
+    # The last new token needs no position: 94 prompt tokens and 3 new ones fit 96 positions.
+    assert len(exov.generate(method, [5] * 94, 3).tokens) <= 3
+    assert exov.export_llm(model, max_context_len=2).max_context_len == 2

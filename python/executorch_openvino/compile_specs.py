@@ -52,7 +52,8 @@ Keys (bytes values, UTF-8):
 
 ``input_ranges``
     JSON ``{"input name": [low, high], ...}``: integer inputs of the program whose values the user
-    promises lie in ``[low, high]`` (an LLM's positions: ``[0, context - 1]``). With ``numerics="exact"``,
+    promises lie in ``[low, high]`` (an LLM's positions: ``[0, context - 1]``), both within
+    ``-16777215..16777215`` (the check compares through float32). With ``numerics="exact"``,
     integer arithmetic on them is then delegated where the range proves it exact (OpenVINO computes
     int64 in int32 and compares integers through float32), and the delegate checks the promise on every
     call: a value outside fails the call, naming the input and its range. Names are those of
@@ -230,10 +231,12 @@ def parse_input_ranges(value: str, what: str = "compile spec") -> tuple:
         raise ValueError(f"{what} 'input_ranges' must be a JSON object of input name -> [low, high]")
     found = []
     for name, bounds in ranges.items():
-        if (not isinstance(bounds, list) or len(bounds) != 2 or not all(isinstance(b, int) for b in bounds)
-                or bounds[0] > bounds[1] or bounds[0] < -2**31 or bounds[1] >= 2**31):
+        if (not isinstance(bounds, list) or len(bounds) != 2
+                or not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)
+                or bounds[0] > bounds[1] or bounds[0] <= -2**24 or bounds[1] >= 2**24):
+            # The check compares through float32 (OpenVINO's integer comparisons): exact below 2**24.
             raise ValueError(f"{what} 'input_ranges' gives {name!r} {bounds!r}: give [low, high], integers with "
-                             "low <= high within the int32 range")
+                             f"low <= high, both within -16777215..16777215")
         found.append((name, bounds[0], bounds[1]))
     return tuple(found)
 
@@ -244,7 +247,11 @@ def input_ranges_spec(ranges: dict):
 
     from executorch.exir.backend.compile_spec_schema import CompileSpec
 
-    value = json.dumps({name: [int(low), int(high)] for name, (low, high) in ranges.items()})
+    for name, bounds in ranges.items():
+        if not isinstance(bounds, (tuple, list)) or len(bounds) != 2 or not all(
+                isinstance(b, int) and not isinstance(b, bool) for b in bounds):
+            raise ValueError(f"input_ranges gives {name!r} {bounds!r}: give (low, high), two ints")
+    value = json.dumps({name: [low, high] for name, (low, high) in ranges.items()})
     parse_input_ranges(value)
     return CompileSpec("input_ranges", value.encode())
 

@@ -8,7 +8,8 @@ core or to all (``taskset``), engines interleaved within a round; a row's figure
 rounds. Measured per process: load (file to first call ready), time to first token on a 32-token
 prompt, decode tokens/s over 128 new tokens, decode time per token at context 32 and 480, peak RSS above
 the process's RSS after imports (``ru_maxrss``; OpenVINO's CPU plugin is loaded before the baseline for
-the OpenVINO engines). Accuracy, in the parent: greedy tokens against eager for 64 new tokens on three
+the OpenVINO engines; torch and ``executorch.runtime`` imported before it, and before the load timer,
+for every engine). Accuracy, in the parent: greedy tokens against eager for 64 new tokens on three
 prompts (f32), and perplexity over CPython's LICENSE.txt (windows of 512 tokens) for every engine that
 gives logits. Writes ``llm.json`` and ``llm.md`` to ``--out``.
 """
@@ -19,7 +20,6 @@ import argparse
 import json
 import math
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -59,13 +59,16 @@ def rss_mib() -> float:
 
 
 def peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """This process's peak RSS (VmHWM): ru_maxrss would carry the parent's peak across exec on Linux."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
 
 
 # ---- engines, each in its own process: load() -> step(tokens, position) -> last logits row ---------------
 
 def open_engine(engine: str, folder: Path, threads: int):
     import torch
+    from executorch.runtime import Runtime  # noqa: F401 - every engine imports it before its baseline (3-4 s)
 
     if engine.startswith("exov") or engine == "xnnpack-f32":
         if engine.startswith("exov"):

@@ -15,8 +15,11 @@ def export_llm_main(argv: list[str]) -> int:
     parser.add_argument("--out", required=True, help="the .pte to write (its tokenizer goes to <name>.tokenizer/)")
     parser.add_argument("--weights", choices=("f32", "int8", "int4"), default="f32",
                         help="int8/int4: NNCF weight-only compression (default f32)")
-    parser.add_argument("--group-size", type=int, default=128, help="int4 values per scale (default 128)")
-    parser.add_argument("--ratio", type=float, default=1.0, help="share of int4 weights in 4 bits (default 1.0)")
+    parser.add_argument("--group-size", type=int, default=128,
+                        help="int4: values per scale (default 128; rows it does not divide get the largest power "
+                             "of two below it that does, e.g. 64)")
+    parser.add_argument("--ratio", type=float, default=1.0,
+                        help="int4: share of the weights in 4 bits, the rest in 8 (default 1.0)")
     parser.add_argument("--max-context-len", "--max-seq-len", dest="context", type=int, default=512,
                         help="positions of the KV cache: prompt and new tokens together (default 512)")
     args = parser.parse_args(argv)
@@ -41,9 +44,9 @@ def generate_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m executorch_openvino generate",
                                      description="Greedy text generation with a .pte written by export-llm.")
     parser.add_argument("pte", help="the .pte")
-    parser.add_argument("--prompt", required=True)
+    parser.add_argument("--prompt", required=True, help="the text to continue (with --chat: a user message)")
     parser.add_argument("--tokenizer", help="a tokenizer folder or .gguf (default: <name>.tokenizer/ beside the .pte)")
-    parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--max-new-tokens", type=int, default=64, help="most tokens to generate (default 64)")
     parser.add_argument("--chat", action="store_true", help="wrap the prompt in the tokenizer's chat template")
     args = parser.parse_args(argv)
     if not Path(args.pte).is_file():
@@ -61,7 +64,7 @@ def generate_main(argv: list[str]) -> int:
         return 1
     print(result.text)
     stop = "; stopped at end of sequence" if result.stopped_at_eos else ""
-    print(f"[prompt {result.prompt_tokens} tokens: {result.prefill_seconds * 1e3:.0f} ms to the first token "
-          f"({result.prefill_tokens_per_second:.1f} tokens/s); {len(result.tokens)} new tokens, decode "
+    print(f"[prompt: {result.prompt_tokens} token(s), {result.prefill_seconds * 1e3:.0f} ms to the first token "
+          f"({result.prefill_tokens_per_second:.1f} tokens/s); {len(result.tokens)} new token(s), decode "
           f"{result.decode_tokens_per_second:.1f} tokens/s{stop}]")
     return 0

@@ -112,7 +112,8 @@ def export_decoder(model, max_context_len: int = 512, *, strict: bool = True, al
         generation.cache_implementation, generation.use_cache = before  # the caller's model is left as it was
     module = decoder if all_logits else _LastLogits(decoder)
     tokens = torch.export.Dim("tokens", min=1, max=max_context_len)
-    example = {"input_ids": torch.tensor([[1, 2, 3]], dtype=torch.long), "cache_position": torch.arange(3)}
+    length = min(3, max_context_len)  # an example within the dynamic length's range (2 for a context of 2)
+    example = {"input_ids": torch.arange(1, length + 1).unsqueeze(0), "cache_position": torch.arange(length)}
     with torch.no_grad():
         exported = torch.export.export(module, (), example, strict=strict,
                                        dynamic_shapes={"input_ids": {1: tokens}, "cache_position": {0: tokens}})

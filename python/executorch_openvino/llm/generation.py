@@ -21,6 +21,7 @@ class GenerationResult:
     prefill_seconds: float
     decode_seconds: float
     stopped_at_eos: bool
+    start_position: int = 0
 
     @property
     def time_to_first_token(self) -> float:
@@ -31,6 +32,12 @@ class GenerationResult:
         """Tokens after the first, per second of the calls that made them (0.0 when there were none)."""
         steps = len(self.tokens) - 1
         return steps / self.decode_seconds if steps > 0 and self.decode_seconds > 0 else 0.0
+
+    @property
+    def next_position(self) -> int:
+        """Where a continuation starts: the last new token has not been fed to the cache yet, so continue with
+        ``generate(method, [result.tokens[-1], *more_ids], start_position=result.next_position)``."""
+        return self.start_position + self.prompt_tokens + len(self.tokens) - 1
 
     @property
     def prefill_tokens_per_second(self) -> float:
@@ -45,15 +52,21 @@ def generate(program, prompt, max_new_tokens: int = 64, *, tokenizer=None, chat:
     `program`: a ``.pte`` path (written by ``export_llm(...).save``), its bytes, or an
     :class:`~executorch_openvino.OpenvinoMethod` of its ``forward``. `prompt`: text, or token ids
     (a list of ints or a 1-d int64 tensor). `tokenizer`: a transformers tokenizer or a folder holding one;
-    by default the folder saved beside the ``.pte`` (``model.tokenizer/``). `chat`: wrap the text in the
-    tokenizer's chat template as one user message. `start_position`: where in the KV cache the prompt
-    starts; 0 begins a new sequence (entries after the prompt's are never read), a later position
-    continues the previous one in this method.
+    by default the folder saved beside the ``.pte`` (``model.tokenizer/``, also for a method
+    ``load_method`` loaded from a path). `chat`: wrap the text in the tokenizer's chat template as one user
+    message. `start_position`: where in the KV cache the prompt starts; 0 begins a new sequence (entries
+    after the prompt's are never read), :attr:`GenerationResult.next_position` continues the previous one
+    in this method (feed the previous result's last token first: it has not been fed yet).
 
     The prompt is fed in one call when it fits ``get_max_seq_len``, else in pieces. Raises ``ValueError``
-    when prompt and new tokens exceed the KV cache (``get_max_context_len``) or the prompt is empty, and
+    when prompt and new tokens exceed the KV cache (``get_max_context_len``; the last new token needs no
+    position), the prompt is empty, `max_new_tokens` is below 1 or `start_position` negative, and
     ``FileNotFoundError`` when no tokenizer is found for text.
     """
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens is {max_new_tokens}; give 1 or more")
+    if start_position < 0:
+        raise ValueError(f"start_position is {start_position}; positions start at 0")
     from ..runtime.loaded_method import OpenvinoMethod, load_method
 
     method = program if isinstance(program, OpenvinoMethod) else load_method(program)
@@ -63,10 +76,11 @@ def generate(program, prompt, max_new_tokens: int = 64, *, tokenizer=None, chat:
     if not ids:
         raise ValueError("the prompt has no tokens")
     context = metadata.get("get_max_context_len", metadata.get("get_max_seq_len"))
-    if start_position + len(ids) + max_new_tokens > context:
+    needed = start_position + len(ids) + max_new_tokens - 1  # the last new token is never fed
+    if needed > context:
         raise ValueError(f"the prompt's {len(ids)} tokens from position {start_position} and {max_new_tokens} new "
-                         f"tokens need {start_position + len(ids) + max_new_tokens} positions; the program's KV "
-                         f"cache holds {context}: shorten them or export with a larger max_context_len")
+                         f"tokens need {needed} positions; the program's KV cache holds {context}: shorten them or "
+                         "export with a larger max_context_len")
     eos = set(metadata.get("get_eos_ids", []))
     piece = metadata.get("get_max_seq_len", len(ids))
     position = start_position
@@ -91,7 +105,7 @@ def generate(program, prompt, max_new_tokens: int = 64, *, tokenizer=None, chat:
         decode = time.perf_counter() - started
     text = tokenizer.decode(tokens, skip_special_tokens=True) if tokenizer is not None else ""
     return GenerationResult(text=text, tokens=tokens, prompt_tokens=len(ids), prefill_seconds=prefill,
-                            decode_seconds=decode, stopped_at_eos=stopped)
+                            decode_seconds=decode, stopped_at_eos=stopped, start_position=start_position)
 
 
 def _metadata(method) -> dict:
@@ -117,10 +131,12 @@ def _tokenizer(tokenizer, program):
         return tokenizer
     from .export import tokenizer_folder
 
-    folder = Path(tokenizer) if tokenizer is not None else (
-        tokenizer_folder(program) if isinstance(program, (str, Path)) else None)
+    source = program if isinstance(program, (str, Path)) else getattr(program, "source", None)
+    folder = Path(tokenizer) if tokenizer is not None else (tokenizer_folder(source) if source else None)
     if folder is None or not folder.exists():
         return None
+    if folder.is_dir() and not any((folder / name).is_file() for name in ("tokenizer.json", "tokenizer_config.json")):
+        return None  # a folder save() wrote without a tokenizer (metadata only)
     from transformers import AutoTokenizer
 
     if folder.suffix == ".gguf":
@@ -134,8 +150,10 @@ def _prompt_ids(prompt, tokenizer, chat: bool) -> list:
     if isinstance(prompt, (list, tuple)):
         return [int(t) for t in prompt]
     if tokenizer is None:
-        raise FileNotFoundError("a text prompt needs a tokenizer: give tokenizer= (a folder or a transformers "
-                                "tokenizer), or keep the folder export_llm(...).save() wrote beside the .pte")
+        raise FileNotFoundError("a text prompt needs a tokenizer and none was found beside the .pte: give one "
+                                "(generate --tokenizer DIR|GGUF, or tokenizer= a folder, a .gguf file or a "
+                                "transformers tokenizer), or keep the <name>.tokenizer folder export-llm wrote "
+                                "beside the .pte; token ids need none")
     if chat:
         return list(tokenizer.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
                                                   tokenize=True, return_dict=False))

@@ -28,6 +28,9 @@ def load_model(source):
         folder, kwargs["gguf_file"] = str(path.parent), path.name
     elif not path.exists() and (path.is_absolute() or str(source).startswith((".", "~"))):
         raise FileNotFoundError(f"no model folder or .gguf file at {str(path)!r}")
+    elif path.is_file():
+        raise ValueError(f"{str(path)!r} is a file but not a .gguf one: give a Hugging Face model folder or a .gguf "
+                         "file (a .pte is already exported: run it with generate)")
     elif path.exists():
         if not (path / "config.json").is_file():
             raise FileNotFoundError(f"{str(path)!r} has no config.json: give a Hugging Face model folder or a "

@@ -31,7 +31,7 @@ class UpdatedBuffer:
 
     name: str
     initial: torch.Tensor
-    input_position: int
+    input_position: int | None  # None: the partition never reads the buffer (only its new value is kept)
     output_position: int
 
 
@@ -45,8 +45,14 @@ def expose_updated_buffers(program: torch.export.ExportedProgram) -> list[Update
     if not updated:
         return []
     placeholders = {node.name: node for node in program.graph.nodes if node.op == "placeholder"}
-    kept, moved, initial = [], [], {}
+    kept, moved, initial, unread = [], [], {}, []
     for spec in signature.input_specs:
+        if spec.kind == InputKind.BUFFER and spec.target in updated and not placeholders[spec.arg.name].users:
+            # Written, never read: not an input (OpenVINO would drop it); its new value is never observed.
+            values = program.state_dict if spec.target in program.state_dict else program.constants
+            unread.append((spec.target, values.pop(spec.target)))
+            program.graph.erase_node(placeholders.pop(spec.arg.name))
+            continue
         if spec.kind == InputKind.BUFFER and spec.target in updated:
             moved.append(InputSpec(kind=InputKind.USER_INPUT, arg=spec.arg, target=None, persistent=None))
             values = program.state_dict if spec.target in program.state_dict else program.constants
@@ -80,7 +86,10 @@ def expose_updated_buffers(program: torch.export.ExportedProgram) -> list[Update
         call.out_spec = torch.utils._pytree.tree_flatten(tuple(user_outputs))[1]
     program.graph.lint()
     program.graph_module.recompile()
-    buffers = []
+    outputs_by_target = {target: [s.arg.name for s in user_outputs].index(outputs[position].arg.name)
+                          for target, position in found.items()}
+    buffers = [UpdatedBuffer(name=target, initial=value, input_position=None,
+                             output_position=outputs_by_target[target]) for target, value in unread]
     for spec in moved:
         target, value = initial[spec.arg.name]
         buffers.append(UpdatedBuffer(name=target, initial=value.detach().clone(),
@@ -103,6 +112,8 @@ def keep_as_state(model, buffers: list[UpdatedBuffer]):
     parameters, results = list(model.get_parameters()), list(model.get_results())
     assigns, variables = [], []
     for buffer in buffers:
+        if buffer.input_position is None:
+            continue  # never read: its result goes, no variable
         parameter = parameters[buffer.input_position]
         result = results[buffer.output_position]
         if not parameter.output(0).get_target_inputs():
@@ -124,16 +135,18 @@ def keep_as_state(model, buffers: list[UpdatedBuffer]):
         assigns.append(opset6.assign(value.get_node(), variable))  # (it takes a node, of one output)
         variables.append(variable)
     kept_results = [r for i, r in enumerate(results) if i not in {b.output_position for b in buffers}]
-    kept_parameters = [p for i, p in enumerate(parameters) if i not in {b.input_position for b in buffers}]
+    read = {b.input_position for b in buffers if b.input_position is not None}
+    kept_parameters = [p for i, p in enumerate(parameters) if i not in read]
     stateful = ov.Model(kept_results, assigns, kept_parameters, model.get_friendly_name())
     stateful.validate_nodes_and_infer_types()
     return stateful
 
 
 def _initial_value(values: torch.Tensor, element_type, opset):
-    """The buffer's starting values as a node: a broadcast zero for a zero buffer (a KV cache: no
-    constant of the cache's size in the IR), else a constant of the values."""
-    if not values.any():
+    """The buffer's starting values as a node: a broadcast zero for a buffer of +0.0 or 0 (a KV cache: no
+    constant of the cache's size in the IR), else a constant of the values (-0.0 and subnormal values
+    are flushed to 0.0 by OpenVINO's CPU plugin, as in any constant: preprocess warns about them)."""
+    if not values.any() and not (values.is_floating_point() and torch.signbit(values).any()):
         return opset.broadcast(opset.constant(0, element_type), opset.constant(list(values.shape), dtype=int))
     if values.dtype == torch.bfloat16:
         return opset.convert(opset.constant(values.float().numpy()), element_type)

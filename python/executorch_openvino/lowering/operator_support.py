@@ -288,6 +288,11 @@ def _plain_index_write(node: torch.fx.Node) -> bool:
     destination, values = (a.meta.get("val") if isinstance(a, torch.fx.Node) else None
                             for a in (node.args[0], node.args[2]))
     indices = [i.meta.get("val") if isinstance(i, torch.fx.Node) else i for i in node.args[1]]
+    tensors = [k for k, i in enumerate(indices) if i is not None]
+    # OpenVINO 2026.4.1's converter takes leading slices before one index tensor (x[:, :, i]) or index
+    # tensors alone (x[i, j]); a slice between or before several ("SequenceMark" errors) stays on ExecuTorch.
+    if len(tensors) > 1 and tensors != list(range(len(tensors))):
+        return False
     return (not accumulate and isinstance(destination, torch.Tensor) and isinstance(values, torch.Tensor)
             and values.dtype == destination.dtype and any(i is not None for i in indices)
             and all(i is None or (isinstance(i, torch.Tensor) and i.dtype in (torch.int32, torch.int64))

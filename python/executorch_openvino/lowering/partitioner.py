@@ -17,6 +17,7 @@ from .operator_support import (OpenvinoOperatorSupport, flushed_constant_names,
                                refuse_quantization_left_for_executorch)
 from .passes import run_before_decomposition
 from .passes.integer_remainders import refuse_remainders_left_for_executorch
+from .ops import op_name
 from .preprocess import BACKEND_ID
 
 
@@ -121,6 +122,19 @@ class OpenvinoPartitioner(Partitioner):
             if not isinstance(value, torch.Tensor) or value.dtype not in (torch.int32, torch.int64):
                 raise ValueError(f"input_ranges names {name!r}, which is not an int32/int64 input of this program; "
                                  f"its inputs are {', '.join(inputs)}")
+        # A range is assumed only for an input every reader of which is delegated: each partition reading it
+        # checks it, while a value derived on ExecuTorch's side would reach OpenVINO unchecked.
+        placeholders = {n.name: n for n in exported_program.graph.nodes if n.op == "placeholder"}
+        while declared:
+            support = OpenvinoOperatorSupport(
+                constant_names=set(), numerics=self.options.numerics,
+                integer_ranges=integer_ranges(exported_program, declared),
+                op_types_to_skip=self.op_types_to_skip, op_names_to_skip=self.op_names_to_skip)
+            unread = {name for name in declared
+                      if not all(support.is_node_supported(None, user) for user in placeholders[name].users)}
+            if not unread:
+                break
+            declared = {name: bounds for name, bounds in declared.items() if name not in unread}
         return declared
 
     def ops_to_not_decompose(self, exported_program: torch.export.ExportedProgram
@@ -243,21 +257,35 @@ def _tag_buffers_updated_inside(exported_program) -> None:
     """Hands a buffer the program updates to the partition that reads it and computes its new value.
 
     The delegate then keeps the buffer as OpenVINO state across calls (a KV cache stays inside
-    OpenVINO: no copy in and out per call; ``lowering/model_state.py``). A buffer read by
-    several partitions, by ExecuTorch's kernels, or updated outside its partition stays ExecuTorch's,
-    and reaches the partition as an input as before.
+    OpenVINO: no copy in and out per call; ``lowering/model_state.py``). A buffer stays ExecuTorch's,
+    and reaches the partition as an input as before, when several partitions or ExecuTorch's kernels
+    read it, when its update is computed elsewhere, when anything but the update itself uses the new
+    value outside the partition (ExecuTorch 1.5.1 cannot lower a delegate-owned buffer whose new value
+    is also returned or read by its kernels), or when it is int64 and its values are read (OpenVINO's CPU
+    plugin keeps no int64 state: "ReadValue ... does not support i64", 2026.4.1).
     """
     signature = exported_program.graph_signature
     updates = {buffer: value for value, buffer in signature.buffers_to_mutate.items()}
     nodes = {node.name: node for node in exported_program.graph.nodes}
+    output = next(n for n in exported_program.graph.nodes if n.op == "output")
     for node in exported_program.graph.nodes:
         buffer = signature.inputs_to_buffers.get(node.name) if node.op == "placeholder" else None
         update = nodes.get(updates.get(buffer))
         if update is None:
             continue
         tag = update.meta.get("delegation_tag")
-        if tag is not None and all(user.meta.get("delegation_tag") == tag for user in node.users):
-            node.meta["delegation_tag"] = tag
+        if tag is None or any(user.meta.get("delegation_tag") != tag for user in node.users):
+            continue
+        if any(user is not output and user.meta.get("delegation_tag") != tag for user in update.users):
+            continue
+        if sum(value is update for value in output.args[0]) != 1:
+            continue  # also a user output
+        value = node.meta.get("val")
+        if isinstance(value, torch.Tensor) and value.dtype == torch.int64 and not all(
+                op_name(user.target) == "aten.copy.default" and user.args[0] is node and user.args[1] is not node
+                for user in node.users):
+            continue
+        node.meta["delegation_tag"] = tag
 
 
 def _initialise_mutated_buffers(exported_program) -> None:

@@ -60,6 +60,7 @@ class OpenvinoMethod:
     """
 
     def __init__(self, method, program, *, reload=None, max_concurrent_calls: int = 1):
+        self.source = None  # the .pte's path when loaded from one (load_method sets it)
         self._method = method  # the first copy: metadata and other attributes
         self._program = program  # the method must not outlive its program
         self._reload = reload  # () -> (method, program), another copy; None: never
@@ -244,11 +245,20 @@ def load_method(program, method_name: str = "forward", *, max_concurrent_calls: 
         try:
             again()
         except (OSError, RuntimeError):  # the file changed while it loaded: no copies of either version
-            return OpenvinoMethod(method, loaded)
+            return _from(program, OpenvinoMethod(method, loaded))
 
         def reload():
             with _DelegateErrors():
                 copy, copy_program, _ = _load(runtime, again(), method_name)
             again()
             return copy, copy_program
-    return OpenvinoMethod(method, loaded, reload=reload, max_concurrent_calls=limit)
+    return _from(program, OpenvinoMethod(method, loaded, reload=reload, max_concurrent_calls=limit))
+
+
+def _from(program, method: OpenvinoMethod) -> OpenvinoMethod:
+    """`method` with its ``source``: the path `program` names, if it is one."""
+    import os
+
+    if isinstance(program, (str, os.PathLike)):
+        method.source = os.fspath(program)
+    return method
