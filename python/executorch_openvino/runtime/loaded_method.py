@@ -60,7 +60,7 @@ class OpenvinoMethod:
     """
 
     def __init__(self, method, program, *, reload=None, max_concurrent_calls: int = 1):
-        self.source = None  # the .pte's path when loaded from one (load_method sets it)
+        self.source: str | None = None  # the .pte's path when loaded from one (load_method sets it)
         self._method = method  # the first copy: metadata and other attributes
         self._program = program  # the method must not outlive its program
         self._reload = reload  # () -> (method, program), another copy; None: never
