@@ -99,6 +99,8 @@ def open_engine(engine: str, folder: Path, threads: int):
         cache = StaticCache(config=model.config, max_cache_len=CONTEXT)
 
         def step(ids, position):
+            for layer in cache.layers:  # transformers 5.25's StaticLayer writes at its own count, not at cache_position
+                layer.cumulative_length.fill_(position)
             with torch.no_grad():
                 return model(input_ids=torch.tensor([ids]), past_key_values=cache, use_cache=True,
                              cache_position=torch.arange(position, position + len(ids))).logits[0, -1]
@@ -317,7 +319,9 @@ def main() -> int:
     load_average = os.getloadavg()
     lowering = build_programs(folder, args.reuse)
     engines = args.engines.split(",")
-    runs: dict = {}
+    earlier = json.loads((args.out / "llm.json").read_text()) if args.reuse and (args.out / "llm.json").is_file() else {}
+    # --reuse with --engines: the other engines' rows (and the accuracy) of the last run are kept.
+    runs: dict = {key: rounds for key, rounds in earlier.get("runs", {}).items() if key.split("@")[0] not in engines}
     for _ in range(args.rounds):
         for cores in (1, os.cpu_count()):
             for engine in engines:
@@ -330,13 +334,15 @@ def main() -> int:
                     continue
                 runs.setdefault(f"{engine}@{cores}", []).append(json.loads(done.stdout.strip().splitlines()[-1]))
                 print(f"{engine}@{cores}: {runs[f'{engine}@{cores}'][-1]}", flush=True)
-    found = accuracy(folder, tokenizer)
+    found = earlier["accuracy"] if "accuracy" in earlier and "exov-f32" not in engines else accuracy(folder, tokenizer)
     sizes = {e: f"{(folder / f'{e}.pte').stat().st_size / 2**20:.0f}" for e in (*OURS, "xnnpack-f32")}
     sizes["llamacpp-q4_1"] = sizes["genai-q4_1"] = f"{gguf_path().stat().st_size / 2**20:.0f} (GGUF)"
     f32 = lowering["parameters"] * 4 / 2**20  # the model's weights in float32
     weights_mib = {e: float(sizes[e]) if e in OURS[1:] else f32 for e in ENGINES}
     weights_mib["llamacpp-q4_1"] = weights_mib["genai-q4_1"] = gguf_path().stat().st_size / 2**20
-    results = {"runs": runs, "load_average": " ".join(f"{x:.1f}" for x in load_average)}
+    results = {"runs": dict(sorted(runs.items(), key=lambda item: (ENGINES.index(item[0].split("@")[0]),
+                                                                    int(item[0].split("@")[1])))),
+               "load_average": earlier.get("load_average", " ".join(f"{x:.1f}" for x in load_average))}
     (args.out / "llm.json").write_text(json.dumps({**results, "lowering": lowering, "accuracy": found}, indent=1))
     (args.out / "llm.md").write_text(table(results, lowering, sizes, weights_mib, found, cpu_name()))
     print((args.out / "llm.md").read_text())
