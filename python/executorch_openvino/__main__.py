@@ -35,6 +35,9 @@ def _cache(argv: list[str]) -> int:
 
 def main(argv: list[str]) -> int:
     command = argv[0] if argv else ""
+    if command in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0
     if command == "cache":
         return _cache(argv[1:])
     if command in ("export-llm", "generate"):
