@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from pathlib import Path
 
@@ -159,10 +158,3 @@ def _prompt_ids(prompt, tokenizer, chat: bool) -> list:
                                                   tokenize=True, return_dict=False))
     return list(tokenizer(prompt)["input_ids"])
 
-
-def saved_settings(pte_path) -> dict:
-    """What ``export_llm(...).save`` recorded beside `pte_path` (metadata and weight format), or ``{}``."""
-    from .export import tokenizer_folder
-
-    record = tokenizer_folder(pte_path) / "exov_llm.json"
-    return json.loads(record.read_text()) if record.is_file() else {}
