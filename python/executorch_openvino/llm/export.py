@@ -77,14 +77,21 @@ def tokenizer_folder(pte_path) -> Path:
 class _LastLogits(torch.nn.Module):
     """transformers' static-cache module returning the last position's logits only, ``(1, 1, vocab)``, as
     ExecuTorch's own LLM exports do: all positions' logits at the longest prompt would be planned at load
-    (512 x 49152 float32 = 96 MiB for SmolLM2), and generation reads the last one."""
+    (512 x 49152 float32 = 96 MiB for SmolLM2), and generation reads the last one. The output layer runs on
+    the last position only (transformers' ``logits_to_keep=1``): on a 480-token SmolLM2 prompt it would
+    otherwise compute and hold 480 x 49152 logits (90 MiB, 13.6 GFLOP) to keep one row."""
 
     def __init__(self, decoder):
         super().__init__()
         self.decoder = decoder
 
     def forward(self, input_ids, cache_position):
-        return self.decoder(input_ids=input_ids, cache_position=cache_position)[:, -1:, :]
+        decoder = self.decoder
+        # What transformers 5.25's TorchExportableModuleWithStaticCache.forward does, with logits_to_keep.
+        for layer in decoder.static_cache.layers:
+            layer.cumulative_length.copy_(cache_position[0])
+        return decoder.model(input_ids=input_ids, attention_mask=None, cache=decoder.static_cache, use_cache=True,
+                             logits_to_keep=1).logits
 
 
 def export_decoder(model, max_context_len: int = 512, *, strict: bool = True, all_logits: bool = False):
