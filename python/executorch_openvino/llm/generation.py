@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from pathlib import Path
 
@@ -136,8 +137,17 @@ def _tokenizer(tokenizer, program):
         return None
     if folder.is_dir() and not any((folder / name).is_file() for name in ("tokenizer.json", "tokenizer_config.json")):
         return None  # a folder save() wrote without a tokenizer (metadata only)
+    files = list(folder.iterdir()) if folder.is_dir() else [folder]
+    return _load_tokenizer(str(folder), max(f.stat().st_mtime_ns for f in files))
+
+
+@functools.lru_cache(maxsize=8)
+def _load_tokenizer(path: str, changed: int):
+    """A tokenizer read once per folder or .gguf file and version of it (`changed`: the newest file's
+    mtime): generate is called once per prompt."""
     from transformers import AutoTokenizer
 
+    folder = Path(path)
     if folder.suffix == ".gguf":
         return AutoTokenizer.from_pretrained(str(folder.parent), gguf_file=folder.name)
     return AutoTokenizer.from_pretrained(str(folder))

@@ -101,20 +101,31 @@ class OpenvinoPartitioner(Partitioner):
         self._remainders_rewritten = 0  # transform_for_pre_decomposition calls not yet met by a partition()
 
     def _support(self, exported_program) -> OpenvinoOperatorSupport:
+        """The support check, with the declared ``input_ranges`` assumed where they hold: only for an input
+        every reader of which is delegated, since each partition reading it checks it, while a value derived
+        on ExecuTorch's side would reach OpenVINO unchecked."""
+        declared = self._declared_ranges(exported_program)
+        placeholders = {n.name: n for n in exported_program.graph.nodes if n.op == "placeholder"}
+        while True:
+            support = self._support_assuming(exported_program, declared)
+            unread = {name for name in declared
+                      if not all(support.is_node_supported(None, user) for user in placeholders[name].users)}
+            if not unread:
+                return support
+            declared = {name: bounds for name, bounds in declared.items() if name not in unread}
+
+    def _support_assuming(self, exported_program, assumed: dict) -> OpenvinoOperatorSupport:
         signature = exported_program.graph_signature
         constants = {**signature.inputs_to_parameters, **signature.inputs_to_buffers,
                      **signature.inputs_to_lifted_tensor_constants}
         return OpenvinoOperatorSupport(constant_names=constants, numerics=self.options.numerics,
                                        flushed_constants=flushed_constant_names(exported_program),
-                                       integer_ranges=integer_ranges(exported_program,
-                                                                     self._assumed_ranges(exported_program)),
+                                       integer_ranges=integer_ranges(exported_program, assumed),
                                        op_types_to_skip=self.op_types_to_skip, op_names_to_skip=self.op_names_to_skip)
 
-    def _assumed_ranges(self, exported_program) -> dict:
+    def _declared_ranges(self, exported_program) -> dict:
         """The declared ``input_ranges``, checked against the program's integer user inputs."""
         declared = {name: (low, high) for name, low, high in self.options.input_ranges}
-        if not declared:
-            return {}
         inputs = {n.name: n.meta.get("val") for n in exported_program.graph.nodes
                   if n.op == "placeholder" and n.name in exported_program.graph_signature.user_inputs}
         for name in declared:
@@ -122,19 +133,6 @@ class OpenvinoPartitioner(Partitioner):
             if not isinstance(value, torch.Tensor) or value.dtype not in (torch.int32, torch.int64):
                 raise ValueError(f"input_ranges names {name!r}, which is not an int32/int64 input of this program; "
                                  f"its inputs are {', '.join(inputs)}")
-        # A range is assumed only for an input every reader of which is delegated: each partition reading it
-        # checks it, while a value derived on ExecuTorch's side would reach OpenVINO unchecked.
-        placeholders = {n.name: n for n in exported_program.graph.nodes if n.op == "placeholder"}
-        while declared:
-            support = OpenvinoOperatorSupport(
-                constant_names=set(), numerics=self.options.numerics,
-                integer_ranges=integer_ranges(exported_program, declared),
-                op_types_to_skip=self.op_types_to_skip, op_names_to_skip=self.op_names_to_skip)
-            unread = {name for name in declared
-                      if not all(support.is_node_supported(None, user) for user in placeholders[name].users)}
-            if not unread:
-                break
-            declared = {name: bounds for name, bounds in declared.items() if name not in unread}
         return declared
 
     def ops_to_not_decompose(self, exported_program: torch.export.ExportedProgram
