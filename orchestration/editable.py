@@ -4,12 +4,17 @@ for pip's build isolation, and the time each step took."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
 import nox
 
-from orchestration import ROOT
+from orchestration import ROOT, environments, pins, site_packages
+
+FOLDER = ROOT / "build" / "editable-check"
+# What an editable install of the project reads (copied: the session edits the copy).
+SOURCES = ["pyproject.toml", "CMakeLists.txt", "README.md", "LICENSE", "cmake", "native", "python", "wheels"]
 
 
 def copy_sources(source: Path, names: list[str]) -> None:
@@ -76,3 +81,64 @@ class TimedSteps:
 def new_probe() -> str:
     """A six-digit value the edits write and the checks look for (a new one each run)."""
     return str(100000 + int(time.time()) % 900000)
+
+
+def session_steps(session: nox.Session) -> None:
+    """Both editable install modes of a copy of the sources (build/editable-check/src), in one venv.
+
+    1. `pip install --no-build-isolation -e SRC` (redirect mode): tests/helpers/editable_check.py imports the
+       Python files from SRC and the libraries from site-packages, lowers, saves and runs a small model
+       against eager, runs the runner's entry point; a Python edit of SRC takes effect without reinstalling.
+    2. The same with `-C editable.rebuild=true`: the libraries come from SRC's build folder
+       (build/editable/<tag>), found through the absolute RUNPATH entry only editable builds get; a C++ edit
+       (a new attribute of _native, a new function in the delegate library) is compiled by the next import.
+    3. An executorch found through PYTHONPATH, as pip's build isolation provides one, is refused at configure.
+    4. A wheel built in the editable's build folder has $ORIGIN-relative RUNPATHs only.
+    torch and executorch are neither reinstalled nor upgraded by any of it.
+    """
+    steps = TimedSteps(session)
+    source = FOLDER / "src"
+    shutil.rmtree(FOLDER, ignore_errors=True)
+    copy_sources(source, SOURCES)
+    session.install(pins.torch_requirement(), *environments.BUILD_REQUIREMENTS, "numpy", "pyelftools")
+    before = site_packages.distribution_state(session, ["torch", "executorch"])
+    check = [str(ROOT / "tests" / "helpers" / "editable_check.py")]
+    install = ["python", "-m", "pip", "install", "--no-build-isolation", "-e", str(source)]
+    workdir = session.create_tmp()  # nothing importable from here
+
+    probe = new_probe()
+    steps.run("redirect install", *install)
+    edit_python(source, probe)
+    with session.chdir(workdir):
+        steps.run("redirect check", "python", *check, "redirect", str(source), probe)
+
+    steps.run("rebuild install", *install, "-C", "editable.rebuild=true")
+    with session.chdir(workdir):
+        steps.run("rebuild check", "python", *check, "rebuild", str(source))
+    edit_cxx(source, probe)
+    with session.chdir(workdir):
+        steps.run("rebuild on import after a C++ edit", "python", *check, "rebuild", str(source), probe)
+
+    isolated = FOLDER / "isolated"
+    path = isolated_executorch(site_packages.package_dir(session, "executorch"), isolated / "path")
+    output = steps.run("isolated build refused", *install, "-C", f"build-dir={isolated / 'build'}",
+                       env={"PYTHONPATH": str(path)}, silent=True, stderr=subprocess.STDOUT, success_codes=[1])
+    if "must be built against the executorch of the environment it is installed in" not in " ".join(output.split()):
+        session.error(f"an editable build against another executorch was not refused:\n{output[-3000:]}")
+    session.log("an editable build against an executorch the environment does not import was refused")
+
+    caches = sorted((source / "build" / "editable").glob("*/CMakeCache.txt"))
+    if len(caches) != 1:
+        session.error(f"expected one editable build folder, found {caches}")
+    wheels = FOLDER / "wheel"
+    with session.chdir(source):
+        steps.run("wheel in the editable's build folder", "python", "-m", "pip", "wheel", "--no-build-isolation",
+                  "--no-deps", "-C", f"build-dir={caches[0].parent}", "-w", str(wheels), ".")
+    wheel = next(wheels.glob("executorch_openvino-*.whl"))
+    session.run("python", *check, "wheel", str(wheel))
+
+    after = site_packages.distribution_state(session, ["torch", "executorch"])
+    if after != before:
+        session.error(f"torch or executorch changed:\nbefore: {before}\nafter:  {after}")
+    session.log(f"torch and executorch untouched: {before}")
+    session.log(steps.summary())

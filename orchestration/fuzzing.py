@@ -8,8 +8,13 @@ from pathlib import Path
 
 import nox
 
-from orchestration import native_checks
+from orchestration import ROOT, environments, native_checks, pins, site_packages
 from orchestration.debian import debian_tools
+
+PACKAGES = ["clang-14", "libclang-rt-14-dev"]  # Debian's
+CLANG = "clang++-14"  # PACKAGES' compiler
+SECONDS = 40  # CI's budget per target; `nox -s fuzz -- 1800` for a long run
+TARGETS = ("processed_blob_fuzz", "npy_file_fuzz", "delegate_init_fuzz")
 
 
 def clang(session: nox.Session, packages: list[str], name: str) -> str:
@@ -42,10 +47,51 @@ def init_environment(clang: str, openvino: Path, shim: Path) -> dict:
 
 def run_fuzzer(session: nox.Session, binary: Path, seconds: int, corpora: list[Path], env=None) -> None:
     """Runs a libFuzzer binary; a finding fails the session and is written next to it as crash-*."""
-    output = session.run(str(binary), f"-max_total_time={seconds}", "-print_final_stats=1",
-                         f"-artifact_prefix={binary.parent}/crash-", *map(str, corpora),
-                         external=True, silent=True, stderr=subprocess.STDOUT, env=env)
-    stats = dict((part.strip() for part in line[len("stat::"):].split(":", 1))
-                 for line in output.splitlines() if line.startswith("stat::"))
+    printed = environments.output(session, str(binary), f"-max_total_time={seconds}", "-print_final_stats=1",
+                                  f"-artifact_prefix={binary.parent}/crash-", *map(str, corpora),
+                                  external=True, stderr=subprocess.STDOUT, env=env)
+    stats: dict[str, str] = {}
+    for line in printed.splitlines():
+        if line.startswith("stat::"):
+            key, value = line[len("stat::"):].split(":", 1)
+            stats[key.strip()] = value.strip()
     session.log(f"{binary.name}: fuzzed {seconds} s: {stats.get('number_of_executed_units')} executions, "
                 f"{stats.get('average_exec_per_sec')}/s, {stats.get('new_units_added')} new units, 0 crashes")
+
+
+def session_steps(session: nox.Session) -> None:
+    """`-- SECONDS [TARGET...]`: each target (default: all of TARGETS) for SECONDS (default 40), with ASan and UBSan.
+
+    - processed_blob_fuzz: native/processed_blob.cpp's parser, seeds tests/fuzz/corpus;
+    - npy_file_fuzz: the C++ runner's .npy reader and writer, seeds tests/fuzz/npy_corpus;
+    - delegate_init_fuzz: compile specs and blob through BackendInterface::init with OpenVINO (the pip
+      package) loaded, and one execute; seeds tests/fuzz/init_corpus.
+
+    The seeds run first (a crash input saved there is a regression test), then what earlier runs found
+    (build/fuzz/*corpus). A finding fails the session and is written to build/fuzz/crash-*.
+    """
+    seconds = int(session.posargs[0]) if session.posargs else SECONDS
+    targets = session.posargs[1:] or list(TARGETS)
+    compiler = clang(session, PACKAGES, CLANG)
+    session.install(*pins.CMAKE_TOOLS)
+    out = ROOT / "build" / "fuzz"
+    seeds = ROOT / "tests" / "fuzz"
+    for corpus in ("corpus", "init_corpus", "npy_corpus"):
+        (out / corpus).mkdir(parents=True, exist_ok=True)
+    parsers: list[str] = [t for t in ("processed_blob_fuzz", "npy_file_fuzz") if t in targets]
+    if parsers:
+        build(session, compiler, out, parsers)
+    if "processed_blob_fuzz" in targets:
+        run_fuzzer(session, out / "processed_blob_fuzz", seconds, [out / "corpus", seeds / "corpus"])
+    if "npy_file_fuzz" in targets:
+        run_fuzzer(session, out / "npy_file_fuzz", seconds, [out / "npy_corpus", seeds / "npy_corpus"])
+    if "delegate_init_fuzz" not in targets:
+        return
+    # The init path needs executorch's runtime and headers, and OpenVINO's.
+    session.install(pins.torch_requirement())
+    session.install(pins.executorch_requirement(), pins.openvino_requirement())
+    executorch = site_packages.package_dir(session, "executorch")
+    openvino = site_packages.package_dir(session, "openvino")
+    build(session, compiler, out, ["delegate_init_fuzz", "strip_deepbind"], executorch, openvino)
+    env = init_environment(compiler, openvino, out / "strip_deepbind.so")
+    run_fuzzer(session, out / "delegate_init_fuzz", seconds, [out / "init_corpus", seeds / "init_corpus"], env=env)

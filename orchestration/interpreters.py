@@ -51,7 +51,7 @@ def expose(versions: list[str], folder: Path) -> dict[str, str]:
             found[version] = str(link.resolve())
             continue
         on_path = shutil.which(f"python{version}")
-        if _starts(on_path, version):
+        if on_path and _starts(on_path, version):
             found[version] = on_path
             continue
         installed = _pyenv_interpreter(version)

@@ -53,7 +53,7 @@ def install_torch(session: nox.Session, interpreter: str, python: str, requireme
         session.run(*pip, "install", "-q", requirement, external=True)
         return {"torch": "this machine's CPU build"}
     tag = cpython_tag(python)
-    cost = {"torch": "package index (CUDA build), cached in build/release/wheelhouse"}
+    cost: dict[str, str | float] = {"torch": "package index (CUDA build), cached in build/release/wheelhouse"}
     if not list(wheelhouse.glob(f"torch-{requirement.split('==')[1]}-{tag}-{tag}-*.whl")):
         started = time.perf_counter()
         session.run(*pip, "download", "-q", "-d", str(wheelhouse), requirement, external=True)

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import nox
 
-from orchestration import native_checks
+from orchestration import ROOT, environments, native_checks, pins, site_packages, test_runs, wheel_build
+
+SANITIZERS = "address,undefined"
 
 
 def build_checks(session: nox.Session, out: Path, sanitizers: str, package: Path,
@@ -55,8 +57,8 @@ def control_run(session: nox.Session, control: Path, reports: Path, env: dict) -
                               ("signed-overflow", "signed integer overflow")):
         # UBSan, inside ASan's runtime, may write to stderr instead of its log_path;
         # either way the finding stops the process.
-        printed = session.run(str(control), finding, env=env, external=True, silent=True,
-                              stderr=subprocess.STDOUT, success_codes=list(range(-64, 256)))
+        printed = environments.output(session, str(control), finding, env=env, external=True,
+                                      stderr=subprocess.STDOUT, success_codes=list(range(-64, 256)))
         written = printed + " ".join(p.read_text(errors="replace") for p in reports.glob("*"))
         if expected not in written:
             session.error(f"the sanitizer control '{finding}' left no report naming {expected!r} in {reports}")
@@ -71,3 +73,31 @@ def reports(session: nox.Session, folder: Path) -> list[Path]:
     for report in found:
         session.log(f"{report.name}:\n{report.read_text(errors='replace')[:6000]}")
     return found
+
+
+def session_steps(session: nox.Session) -> None:
+    """Builds the wheel with ASan and UBSan (build/sanitizers/, never released; CMake's EXOV_SANITIZE), shows
+    with a control that a heap overflow inside the delegate library and a signed overflow are each reported
+    and stop the process, then runs the tests marked `native` (test_runs.SANITIZED) under them. Fails on a
+    failed test or on any report in build/sanitizers/reports/.
+    """
+    out = ROOT / "build" / "sanitizers"
+    folder = out / "reports"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    wheel = wheel_build.build(session, out / "wheel", build_dir="build/sanitizers/cmake",
+                              cmake_defines={"EXOV_SANITIZE": SANITIZERS})
+    openvino = pins.OPENVINO_NEWEST
+    environments.install_runtime(session, wheel, openvino, *environments.TEST_REQUIREMENTS)
+    package = site_packages.package_dir(session, "executorch_openvino")
+    executorch = site_packages.package_dir(session, "executorch")
+    shim, control = build_checks(session, out, SANITIZERS, package, executorch)
+    env = environment(session, shim, folder, SANITIZERS)
+    control_run(session, control, folder, env)
+    try:
+        test_runs.run_suite(session, wheel, openvino, test_runs.SANITIZED, env=env)
+    finally:
+        found = reports(session, folder)
+    if found:
+        session.error(f"{len(found)} sanitizer report(s) in {folder}")
+    session.log("0 sanitizer reports")

@@ -1,4 +1,9 @@
-"""Building wheels with pip and repairing them with auditwheel."""
+"""Building wheels with pip and repairing them with auditwheel; the `build` and `repair` sessions.
+
+`repair` keeps a repaired wheel newer than every source file (layout.SOURCES)
+and otherwise builds and repairs one, so that the test sessions that require
+it share one build.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,10 @@ from pathlib import Path
 
 import nox
 
+from orchestration import ROOT, environments, layout, pins
 
-def newest_mtime(root: Path, patterns: list[str]) -> float:
+
+def newest_mtime(root: Path, patterns: tuple[str, ...] | list[str]) -> float:
     return max(p.stat().st_mtime for pattern in patterns for p in root.glob(pattern) if p.is_file())
 
 
@@ -21,9 +28,9 @@ def fresh_wheel(folder: Path, newer_than: float) -> Path | None:
     return None
 
 
-def exclusions(path: Path) -> list[str]:
-    """The non-comment lines of a wheels/*-exclude.txt file."""
-    lines = path.read_text().splitlines()
+def exclusions(name: str, folder: Path = ROOT / "wheels") -> list[str]:
+    """The non-comment lines of wheels/`name` (an *-exclude.txt file)."""
+    lines = (folder / name).read_text().splitlines()
     return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
 
 
@@ -71,3 +78,40 @@ def auditwheel_repair(session: nox.Session, raw: Path, out: Path, platform: str,
         session.error(f"auditwheel wrote no wheel into {out}")
     session.log(f"repaired wheel: {written[-1]}")
     return written[-1]
+
+
+def fresh_repaired_wheel() -> Path | None:
+    """The repaired wheel in build/wheels/repaired/ if it is newer than every source file."""
+    return fresh_wheel(layout.REPAIRED_DIR, newest_mtime(ROOT, layout.SOURCES))
+
+
+def repaired_wheel(session: nox.Session) -> Path:
+    """The repaired wheel that the `repair` session (run first through `requires`) left."""
+    repaired = fresh_repaired_wheel()
+    if repaired is None:
+        session.error("no up-to-date repaired wheel in build/wheels/repaired; run `nox -s repair`")
+    session.log(f"using the repaired wheel {repaired}")
+    return repaired
+
+
+def build(session: nox.Session, out: Path = layout.RAW_DIR, *, build_dir: str = "", env=None,
+          cmake_defines: dict | None = None) -> Path:
+    """The project's wheel, built against the pinned executorch and the pip openvino package, in `out`."""
+    environments.install_build(session)
+    return pip_wheel(session, ROOT, out, build_dir=build_dir, env=env, cmake_defines=cmake_defines)[0]
+
+
+def repair(session: nox.Session, raw: Path, out: Path = layout.REPAIRED_DIR) -> Path:
+    """auditwheel repair of `raw` to the manylinux_2_28_x86_64 tag, with wheels/auditwheel-exclude.txt."""
+    session.install(*environments.REPAIR_REQUIREMENTS)
+    return auditwheel_repair(session, raw, out, pins.MANYLINUX_X86_64, exclusions("auditwheel-exclude.txt"))
+
+
+def repair_session(session: nox.Session) -> None:
+    """Keeps an up-to-date repaired wheel, else repairs the built wheel, building it first when needed."""
+    repaired = fresh_repaired_wheel()
+    if repaired is not None:
+        session.log(f"up to date, reusing the repaired wheel: {repaired}")
+        return
+    raw = fresh_wheel(layout.RAW_DIR, newest_mtime(ROOT, layout.SOURCES)) or build(session)
+    repair(session, raw)

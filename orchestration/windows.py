@@ -3,21 +3,24 @@
 The executorch Windows wheel has no runtime to link (docs/design.md), so what the
 `windows_loader` and `windows_repair` sessions check is the delegate's loader
 against the win_amd64 openvino wheel's real DLLs, and a delvewheel repair.
-Every output lands in the `folder` the noxfile names (build/windows/).
+Every output lands in build/windows/ (FOLDER).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import tomllib
 import zipfile
 from pathlib import Path
 
 import nox
 
-from orchestration import ROOT, native_checks
+from orchestration import ROOT, environments, native_checks, pins, wheel_build
 from orchestration.debian import debian_tools
+
+FOLDER = ROOT / "build" / "windows"
+PACKAGES = ["g++-mingw-w64-x86-64-posix", "wine64"]  # Debian's
+MINGW_CXX = "x86_64-w64-mingw32-g++-posix"
 
 
 def toolchain(session: nox.Session, packages: list[str], mingw_cxx: str) -> tuple[str, str]:
@@ -93,6 +96,8 @@ def mingw_wheel(session: nox.Session, built: Path, out: Path, tag: str) -> Path:
     excluded_imports_probe.dll imports openvino_c.dll, standing in for the DLLs
     of other wheels a Windows build imports, which the repair must leave out.
     """
+    import tomllib  # type: ignore[import-not-found,unused-ignore]  # 3.11+; the workflow runs nox on 3.10 too
+
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     tree = out / "tree"
     shutil.rmtree(out, ignore_errors=True)
@@ -103,15 +108,15 @@ def mingw_wheel(session: nox.Session, built: Path, out: Path, tag: str) -> Path:
     dist_info = tree / f"executorch_openvino-{version}.dist-info"
     dist_info.mkdir()
     (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: executorch-openvino\nVersion: {version}\n")
-    (dist_info / "WHEEL").write_text("Wheel-Version: 1.0\nGenerator: noxfile.py\nRoot-Is-Purelib: false\n"
-                                     f"Tag: {tag}\n")
+    (dist_info / "WHEEL").write_text("Wheel-Version: 1.0\nGenerator: executorch-openvino orchestration\n"
+                                     f"Root-Is-Purelib: false\nTag: {tag}\n")
     session.run("python", "-m", "wheel", "pack", str(tree), "-d", str(out))
     return next(out.glob(f"executorch_openvino-{version}-{tag}.whl"))
 
 
 def mingw_runtime_dirs(session: nox.Session, cxx: str) -> list[Path]:
     """The folders of mingw-w64's shared C++ and thread runtimes (what a repair vendors)."""
-    return sorted({Path(session.run(cxx, f"-print-file-name={dll}", silent=True, external=True).strip())
+    return sorted({Path(environments.output(session, cxx, f"-print-file-name={dll}", external=True).strip())
                    .resolve().parent for dll in ("libstdc++-6.dll", "libwinpthread-1.dll")})
 
 
@@ -135,3 +140,51 @@ def run_checks(session: nox.Session, script: str, env: dict) -> None:
     with session.chdir(session.create_tmp()):
         session.run("python", "-m", "pytest", str(folder / script), "-p", "no:cacheprovider",
                     "--rootdir", str(folder), "--confcutdir", str(folder), "-ra", *session.posargs, env=env)
+
+
+def loader_session(session: nox.Session, openvino: str) -> None:
+    """Cross-compiles tests/windows/loader_check.cpp with the delegate's loader sources; tests/windows/
+    loader_checks.py runs it under wine: pip and install-tree layouts load and compute; PATH, the current
+    folder and relative names are never used."""
+    cxx, wine = toolchain(session, PACKAGES, MINGW_CXX)
+    session.install("pytest", *pins.CMAKE_TOOLS)
+    openvino_root = openvino_wheel(session, FOLDER, openvino, pins.PYTHON)
+    built = build_checks(session, cxx, openvino_root, FOLDER / f"checks-{openvino}", ["loader_check"])
+    env = {**wine_environment(session, FOLDER, wine), "EXOV_LOADER_CHECK": str(built / "loader_check.exe"),
+           "EXOV_WINE": wine, "EXOV_WINDOWS_OPENVINO": str(openvino_root / "openvino" / "libs"),
+           "EXOV_OPENVINO_VERSION": openvino}
+    run_checks(session, "loader_checks.py", env)
+
+
+def repair_session(session: nox.Session) -> None:
+    """delvewheel repair of a win_amd64 wheel, checked and then loaded under wine.
+
+    1. The project's own CMake build configured for Windows (mingw-w64) stops at once with the message
+       that the executorch Windows wheel has no runtime to link.
+    2. A win_amd64 wheel of the Windows binaries mingw-w64 builds (mingw_wheel) is repaired with
+       wheels/delvewheel-exclude.txt (plus the MSVC runtime on Linux), and once without the project's
+       list (the control that shows what the list keeps out).
+    3. tests/windows/repair_checks.py checks both and loads the repaired wheel's DLL under wine.
+    """
+    openvino = pins.OPENVINO_NEWEST
+    cxx, wine = toolchain(session, PACKAGES, MINGW_CXX)
+    session.install(f"delvewheel=={pins.DELVEWHEEL}", "wheel", "pytest", "pefile", *pins.CMAKE_TOOLS)
+    openvino_root = openvino_wheel(session, FOLDER, openvino, pins.PYTHON)
+    libs = openvino_root / "openvino" / "libs"
+    guard_log = cmake_guard(session, cxx, FOLDER)
+    out = FOLDER / "wheels"
+    built = build_checks(session, cxx, openvino_root, FOLDER / f"checks-{openvino}",
+                         ["loader_check", "executorch_openvino_loader", "excluded_imports_probe"])
+    wheel = mingw_wheel(session, built, out / "raw", pins.WINDOWS_WHEEL_TAG)
+    add_path = [*mingw_runtime_dirs(session, cxx), libs]
+    linux_only = wheel_build.exclusions("delvewheel-exclude-on-linux.txt")
+    exclusions = wheel_build.exclusions("delvewheel-exclude.txt") + linux_only
+    delvewheel_show(session, wheel, exclusions, add_path)
+    repaired = delvewheel_repair(session, wheel, out / "repaired", exclusions, add_path)
+    control = delvewheel_repair(session, wheel, out / "control", linux_only, add_path)
+    env = {**wine_environment(session, FOLDER, wine), "EXOV_LOADER_CHECK": str(built / "loader_check.exe"),
+           "EXOV_WINE": wine, "EXOV_WINDOWS_OPENVINO": str(libs), "EXOV_OPENVINO_VERSION": openvino,
+           "EXOV_RAW_WINDOWS_WHEEL": str(wheel), "EXOV_REPAIRED_WINDOWS_WHEEL": str(repaired),
+           "EXOV_CONTROL_WINDOWS_WHEEL": str(control), "EXOV_CMAKE_GUARD_LOG": str(guard_log),
+           "EXOV_DELVEWHEEL_EXCLUDE": str(ROOT / "wheels" / "delvewheel-exclude.txt")}
+    run_checks(session, "repair_checks.py", env)

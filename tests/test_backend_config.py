@@ -11,6 +11,8 @@ import pytest
 
 from executorch_openvino.backend_config import OpenVINOBackendConfig
 
+pytestmark = [pytest.mark.own_runtime]
+
 
 def test_defaults_and_describe():
     config = OpenVINOBackendConfig()

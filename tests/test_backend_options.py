@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "native"))
 from compile_harness import build_harness, compiler, write_first_blob  # noqa: E402
 
+pytestmark = [pytest.mark.native]
+
 CHECKS = 11
 
 

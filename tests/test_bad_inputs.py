@@ -15,6 +15,8 @@ from executorch_openvino.api import delegation_summary
 
 from conftest import Fn, OneInput, assert_matches_eager, eager, lower
 
+pytestmark = [pytest.mark.own_runtime, pytest.mark.native]
+
 
 def _model(x):
     return torch.relu(x) * 2 + 1

@@ -20,6 +20,8 @@ import pytest
 
 from conftest import require_all
 
+pytestmark = [pytest.mark.own_runtime]
+
 BENCH = Path(__file__).resolve().parent / "benchmarks" / "bench.py"
 
 

@@ -32,6 +32,8 @@ from conftest import ThreadsModel, lower, require_all, run, run_python_json
 sys.path.insert(0, str(Path(__file__).resolve().parent / "native"))
 from compile_harness import build_harness, compiler  # noqa: E402
 
+pytestmark = [pytest.mark.own_runtime, pytest.mark.native]
+
 
 def _lowered() -> bytes:
     torch.manual_seed(0)

@@ -19,6 +19,8 @@ import torch
 import executorch_openvino as exov
 from conftest import eager, lower, run
 
+pytestmark = [pytest.mark.aarch64]
+
 RELATIVE_TOLERANCE = 1e-5  # f16 keeps 11 significant bits (~5e-4), bf16 8 (~4e-3)
 INPUT = (torch.randn(16, 256, generator=torch.Generator().manual_seed(3)),)
 

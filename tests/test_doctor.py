@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import json
 import os
 import subprocess
@@ -10,6 +11,8 @@ from importlib.metadata import version
 from pathlib import Path
 
 from conftest import SEARCH_VARIABLES
+
+pytestmark = [pytest.mark.own_runtime]
 
 
 def _doctor(tmp_path, *args, env_updates=None):

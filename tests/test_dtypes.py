@@ -8,6 +8,8 @@ import torch
 import executorch_openvino as exov
 from conftest import assert_matches_eager, check_fully_delegated, eager, lower, run
 
+pytestmark = [pytest.mark.older_openvino, pytest.mark.native]
+
 
 class TwoInTwoOut(torch.nn.Module):
     def forward(self, x, y):

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.own_runtime]
+
 SOURCE = Path(__file__).resolve().parents[1] / "wheels" / "executorch_location.py"
 
 

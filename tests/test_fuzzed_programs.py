@@ -28,6 +28,8 @@ from program_fuzz.pool import Worker  # noqa: E402
 from program_fuzz.shrink import prune, shrink  # noqa: E402
 from program_fuzz.spec import build_module, module_source  # noqa: E402
 
+pytestmark = [pytest.mark.own_runtime]
+
 # The first programs of the CI range (nox -s program_fuzz runs them all); this file runs three times in CI.
 SEEDS = range(2)
 # A float32 program of linear, gelu and a reduction, which bf16 arithmetic gets wrong by ~1e-2.

@@ -24,6 +24,8 @@ import torch
 
 from conftest import run_python_json
 
+pytestmark = [pytest.mark.own_runtime]
+
 ROWS = 2**25 + 1  # of 16 float32 values: 2 GiB + 64 bytes
 
 

@@ -21,6 +21,8 @@ from conftest import SEARCH_VARIABLES, run_python_json
 sys.path.insert(0, str(Path(__file__).resolve().parent / "native"))
 from compile_harness import build_harness  # noqa: E402
 
+pytestmark = [pytest.mark.older_openvino, pytest.mark.native]
+
 LOAD = """
     import json, executorch_openvino as exov
     try:

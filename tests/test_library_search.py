@@ -15,6 +15,8 @@ import pytest
 from conftest import INSTALL_TREE_LIB, run_python_json
 from executorch_openvino import _native
 
+pytestmark = [pytest.mark.own_runtime]
+
 
 def _touch(root, *relative) -> str:
     for name in relative:

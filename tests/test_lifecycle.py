@@ -22,6 +22,8 @@ from conftest import FLOAT32_TOLERANCE, OneInput, assert_matches_eager
 HELPERS = Path(__file__).resolve().parent / "helpers"
 sys.path.insert(0, str(HELPERS))  # lifecycle_models, which the child processes import too
 from lifecycle_models import Classifier, Counter, Heads, classifier_inputs  # noqa: E402
+
+pytestmark = [pytest.mark.own_runtime]
 BATCH = torch.export.Dim("batch", min=2, max=32)
 DYNAMIC = {"x": {0: BATCH}, "pair": (None, None), "steps": None, "scale": None}
 

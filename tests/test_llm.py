@@ -15,6 +15,8 @@ import torch
 import executorch_openvino as exov
 from conftest import eager_greedy, tiny_llama
 
+pytestmark = [pytest.mark.older_openvino]
+
 transformers = pytest.importorskip("transformers")
 
 PROMPTS = ([5, 17, 42, 9], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], [99])

@@ -12,6 +12,8 @@ import torch
 import executorch_openvino as exov
 from conftest import eager_greedy, tiny_llama, tiny_tokenizer
 
+pytestmark = [pytest.mark.own_runtime]
+
 transformers = pytest.importorskip("transformers")
 LOGITS_TOLERANCE = dict(rtol=1e-4, atol=1e-4)
 

@@ -20,6 +20,8 @@ from test_bool_and_index_ops import BOOL_OPS  # noqa: E402
 from test_operators import ALL_DIMS, CASES as OPERATORS  # noqa: E402
 from test_semantics import CASES as SEMANTICS, REMAINDERS  # noqa: E402
 
+pytestmark = [pytest.mark.own_runtime]
+
 
 def _remainder_inputs(dtype):
     info = torch.iinfo(dtype)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from conftest import lower, run_python_json
+
+pytestmark = [pytest.mark.own_runtime]
 
 
 class Model(torch.nn.Module):

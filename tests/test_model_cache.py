@@ -23,6 +23,8 @@ import torch
 import executorch_openvino as exov
 from conftest import Fn, assert_matches_eager, eager, lower, run_python_json
 
+pytestmark = [pytest.mark.native]
+
 
 @pytest.fixture
 def cache(tmp_path):

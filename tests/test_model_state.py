@@ -10,6 +10,8 @@ import torch
 import executorch_openvino as exov
 from conftest import FLOAT32_TOLERANCE
 
+pytestmark = [pytest.mark.older_openvino]
+
 
 def run_calls(module_type, inputs_per_call, **lower_options):
     """Each call's outputs from the lowered program and from eager on a fresh module, and the program."""

@@ -8,6 +8,8 @@ import torch
 import executorch_openvino as exov
 from conftest import assert_matches_eager, eager, lower
 
+pytestmark = [pytest.mark.older_openvino, pytest.mark.aarch64]
+
 
 class ConvNet(torch.nn.Module):
     def __init__(self):

@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "native"))
 from compile_harness import build_harness, compiler, write_first_blob  # noqa: E402
 
+pytestmark = [pytest.mark.own_runtime, pytest.mark.native]
+
 
 def _harness_input(seed: int) -> torch.Tensor:
     k = torch.arange(4 * 32, dtype=torch.float32)

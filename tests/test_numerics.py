@@ -10,6 +10,8 @@ import torch
 import executorch_openvino as exov
 from conftest import Fn, assert_matches_eager, eager, lower
 
+pytestmark = [pytest.mark.aarch64]
+
 I32, U8, I8, I16 = torch.int32, torch.uint8, torch.int8, torch.int16
 B = 2**24 + 1
 

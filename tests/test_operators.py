@@ -7,6 +7,8 @@ import torch
 
 from conftest import Fn, check_fully_delegated
 
+pytestmark = [pytest.mark.older_openvino, pytest.mark.aarch64]
+
 torch.manual_seed(0)
 
 

@@ -17,7 +17,7 @@ from packaging.version import Version
 import executorch_openvino
 from conftest import nox_provided
 
-pytestmark = pytest.mark.packaging
+pytestmark = [pytest.mark.own_runtime, pytest.mark.aarch64, pytest.mark.packaging]
 
 OUR_LIBRARIES = {"executorch_openvino/libexecutorch_openvino_backend.so"}
 TESTED_OPENVINO = ["2025.4.1", "2026.4.1"]

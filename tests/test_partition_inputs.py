@@ -10,6 +10,8 @@ import executorch_openvino as exov
 from conftest import Fn, assert_matches_eager, eager, lower
 from executorch_openvino.lowering.conversion import ConversionError, convert_partition
 
+pytestmark = [pytest.mark.own_runtime, pytest.mark.native]
+
 
 def _compile(ir):
     import openvino as ov

@@ -20,6 +20,8 @@ import torch
 
 from conftest import lower, nox_provided
 
+pytestmark = [pytest.mark.older_openvino]
+
 
 @pytest.fixture(scope="module")
 def other_openvino_c_library() -> Path:

@@ -15,6 +15,8 @@ import executorch_openvino as exov
 from conftest import assert_matches_eager, eager, lower, run
 from executorch_openvino import processed_blob
 
+pytestmark = [pytest.mark.own_runtime, pytest.mark.native]
+
 
 class Model(torch.nn.Module):
     def __init__(self):

@@ -19,6 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 import int8_gates  # noqa: E402
 from int8_gates import squares  # noqa: E402
 
+pytestmark = [pytest.mark.older_openvino]
+
 pytest.importorskip("nncf", reason="the quantize extra (pip install 'executorch-openvino[quantize]')")
 
 # Delegated INT8 against the fake-quantized module: measured 1e-7 (MLP) and 1.5e-8 (CNN) with OpenVINO

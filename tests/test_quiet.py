@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 import logging
 import warnings
 
 from executorch_openvino.quiet import hide_known_noise
+
+pytestmark = [pytest.mark.own_runtime]
 
 TORCHAO_NOISE = ("Failed to load /venv/site-packages/torchao/_C_mxfp8.cpython-310-x86_64-linux-gnu.so: "
                  "Could not load this library")

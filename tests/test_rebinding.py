@@ -11,10 +11,13 @@ also alternates the output buffers and checks every result.)
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 import executorch_openvino as exov
 from conftest import Fn, OneInput, assert_matches_eager, eager
+
+pytestmark = [pytest.mark.own_runtime, pytest.mark.native]
 
 
 def _method(model, inputs, dynamic_shapes=None):

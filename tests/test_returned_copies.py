@@ -13,6 +13,8 @@ import torch
 import executorch_openvino as exov
 from conftest import Fn, assert_matches_eager, eager, lower
 
+pytestmark = [pytest.mark.own_runtime, pytest.mark.native]
+
 COPIES = {
     "clone of an input": (lambda x: x.clone(), (torch.randn(2, 3),)),
     "full slice of an input": (lambda x: x[:, :], (torch.randn(2, 3),)),

@@ -22,6 +22,8 @@ from conftest import assert_matches_eager, eager
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_runner import run_runner, save_inputs  # noqa: E402
 
+pytestmark = [pytest.mark.own_runtime]
+
 
 class Returns(torch.nn.Module):
     """Returns the outputs named in `kinds`, in order, for a float32 (n, 3) input x."""

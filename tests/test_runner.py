@@ -16,7 +16,8 @@ import torch
 import executorch_openvino as exov
 from conftest import INSTALL_TREE_LIB, OneInput, SEARCH_VARIABLES, lower
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the runner is built on Linux only for now")
+pytestmark = [pytest.mark.own_runtime, pytest.mark.native, pytest.mark.aarch64,
+              pytest.mark.skipif(sys.platform == "win32", reason="the runner is built on Linux only for now")]
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))

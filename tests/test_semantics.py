@@ -15,6 +15,8 @@ import torch
 import executorch_openvino as exov
 from conftest import Fn, OneInput, assert_matches_eager, eager, lower, run, resealed
 
+pytestmark = [pytest.mark.own_runtime]
+
 
 CASES = {
     "int64 add past int32": (lambda i: i + 2**40, (torch.tensor([1, 2**31 - 1]),)),

@@ -11,6 +11,8 @@ import torch
 import executorch_openvino as exov
 from conftest import Fn, OneInput, assert_matches_eager, check_fully_delegated, eager
 
+pytestmark = [pytest.mark.native]
+
 I32 = torch.int32
 
 ZERO_D = {

@@ -10,6 +10,8 @@ from executorch.exir.backend.compile_spec_schema import CompileSpec
 import executorch_openvino as exov
 from conftest import Fn, OneInput, assert_matches_eager, eager, lower, run
 
+pytestmark = [pytest.mark.own_runtime]
+
 
 def _mlp():
     torch.manual_seed(0)

