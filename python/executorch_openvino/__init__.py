@@ -229,7 +229,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'executorch_openvino' has no attribute {name!r}")
 
 
-_API_NAMES = ("lower", "load_method", "OpenvinoMethod", "delegation_summary", "DelegationSummary")
+_API_NAMES = ("lower", "load_method", "OpenvinoMethod", "delegation_summary", "DelegationSummary", "NotDelegated")
 _LLM_NAMES = ("export_llm", "generate", "GenerationResult", "LlmProgram")
 _LAZY_NAMES = ("__version__", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "ConversionError", "OpenVINOBackend",
                "BackendState", "BackendStateError", "OpenVINOBackendConfig", "quantize", "runtime_precisions",
@@ -244,6 +244,6 @@ def __dir__() -> list:
 
 __all__ = ["BACKEND_ID", "build_info", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "is_registered",
            "set_library_path", "load_openvino", "library_info", "last_error", "last_compile_report", "lower",
-           "load_method", "OpenvinoMethod", "delegation_summary", "DelegationSummary", "OpenVINOBackend",
-           "OpenVINOBackendConfig", "BackendState", "BackendStateError", "set_cache_dir", "cache_dir", "quantize",
+           "load_method", "OpenvinoMethod", "delegation_summary", "DelegationSummary", "NotDelegated",
+           "OpenVINOBackend", "OpenVINOBackendConfig", "BackendState", "BackendStateError", "set_cache_dir", "cache_dir", "quantize",
            "runtime_precisions", "export_llm", "generate", "GenerationResult", "LlmProgram"]

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import torch
@@ -19,14 +20,15 @@ from .lowering.passes import run_before_emission
 from .runtime.loaded_method import OpenvinoMethod, load_method
 from .runtime.method_inputs import contiguous
 
-__all__ = ["lower", "export", "lower_exported", "delegation_summary", "DelegationSummary", "load_method",
-           "OpenvinoMethod"]
+__all__ = ["lower", "export", "lower_exported", "delegation_summary", "DelegationSummary", "NotDelegated",
+           "load_method", "OpenvinoMethod"]
 
 
 def lower(module, example_inputs: tuple | None = None, *, device: str = "CPU",
           inference_precision: str = "", dynamic_shapes=None, numerics: str = "exact",
           performance_hint: str = "", strict: bool = False, weight_compression: str = "",
-          weight_group_size: int = 128, weight_ratio: float = 1.0, constant_methods: dict | None = None):
+          weight_group_size: int = 128, weight_ratio: float = 1.0, constant_methods: dict | None = None,
+          verbose: bool = False):
     """``torch.export`` + ExecuTorch edge lowering with :class:`OpenvinoPartitioner`.
 
     Returns an ``executorch.exir.ExecutorchProgramManager`` (``.buffer`` is the
@@ -39,6 +41,8 @@ def lower(module, example_inputs: tuple | None = None, *, device: str = "CPU",
     ``weight_ratio``: NNCF weight-only compression of the delegated weights
     (:mod:`executorch_openvino.compile_specs`). ``constant_methods``: ``{name: value}`` methods returning
     constants, written into the program (ExecuTorch's LLM runners read ``get_max_seq_len`` and others).
+    ``verbose=True`` prints :meth:`DelegationSummary.report` to stderr: how many operators went to OpenVINO
+    and, per operator, why the others stay on ExecuTorch.
 
     Raises ``ValueError`` for bad compile specs before exporting, ``TypeError`` for example inputs that are
     not a tuple or list, for a program with complex tensors, and for example inputs given with an
@@ -71,7 +75,10 @@ def lower(module, example_inputs: tuple | None = None, *, device: str = "CPU",
         exported = export(module, example_inputs, dynamic_shapes=dynamic_shapes, strict=strict)
         dynamic = dynamic_shapes is not None
     _warn_about_unbounded_sizes(exported)
-    return lower_exported(exported, partitioner, plan_inputs=not dynamic, constant_methods=constant_methods)
+    program = lower_exported(exported, partitioner, plan_inputs=not dynamic, constant_methods=constant_methods)
+    if verbose:
+        print(delegation_summary(program).report(), file=sys.stderr)
+    return program
 
 
 def _warn_about_unbounded_sizes(exported) -> None:
@@ -162,16 +169,49 @@ def _refuse_complex_tensors(exported) -> None:
 
 
 @dataclass(frozen=True)
+class NotDelegated:
+    """An operator node left on ExecuTorch's kernels: its graph name, operator (``aten.cumsum.default``) and
+    the partitioner's reason."""
+
+    node: str
+    operator: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class DelegationSummary:
-    """Operator counts of a lowered edge program: ``delegated / total`` is the fraction on OpenVINO."""
+    """Operator counts of a lowered edge program: ``delegated / total`` is the fraction on OpenVINO.
+
+    ``not_delegated``: the operator nodes that run on ExecuTorch's kernels, each with the reason this
+    package's partitioner recorded (``"not lowered with this package's partitioner"`` where it recorded
+    none); nodes inside another backend's delegate are not listed.
+    """
 
     delegated: int
     total: int
     partitions: int
+    not_delegated: tuple[NotDelegated, ...] = ()
 
     @property
     def fraction(self) -> float:
         return self.delegated / self.total if self.total else 0.0
+
+    def reasons(self) -> dict[tuple[str, str], list[str]]:
+        """``{(operator, reason): [node names]}`` of the operators left on ExecuTorch, most frequent first."""
+        grouped: dict[tuple[str, str], list[str]] = {}
+        for item in self.not_delegated:
+            grouped.setdefault((item.operator, item.reason), []).append(item.node)
+        return dict(sorted(grouped.items(), key=lambda kv: (-len(kv[1]), kv[0])))
+
+    def report(self) -> str:
+        """The counts and, per operator and reason, what stays on ExecuTorch (what ``lower(verbose=True)``
+        prints)."""
+        lines = [f"{self.delegated} of {self.total} operators on OpenVINO in {self.partitions} partition(s)"
+                 f"{'; on ExecuTorch:' if self.not_delegated else ''}"]
+        for (operator, reason), nodes in self.reasons().items():
+            shown = ", ".join(nodes[:3]) + (f" and {len(nodes) - 3} more" if len(nodes) > 3 else "")
+            lines.append(f"  {operator} x{len(nodes)} ({shown}): {reason}")
+        return "\n".join(lines)
 
 
 def delegation_summary(program, method: str = "forward") -> DelegationSummary:
@@ -196,7 +236,10 @@ def delegation_summary(program, method: str = "forward") -> DelegationSummary:
     if not isinstance(program, torch.export.ExportedProgram):
         raise TypeError(f"delegation_summary takes a lowered program (what exov.lower or "
                         f"to_edge_transform_and_lower returns), not a {type(program).__name__}")
+    from .lowering.partitioner import REFUSAL_META
+
     delegated = outside = partitions = 0
+    left: list[NotDelegated] = []
     module = program.graph_module
     for node in module.graph.nodes:
         if node.op != "call_function" or getattr(node.target, "__module__", "") == "executorch.exir.memory":
@@ -213,4 +256,16 @@ def delegation_summary(program, method: str = "forward") -> DelegationSummary:
                 outside += inside
         elif name != "getitem":
             outside += 1
-    return DelegationSummary(delegated, delegated + outside, partitions)
+            recorded = node.meta.get(REFUSAL_META)
+            left.append(NotDelegated(node.name, *recorded) if recorded else NotDelegated(
+                node.name, _operator_name(node.target), "not lowered with this package's partitioner"))
+    return DelegationSummary(delegated, delegated + outside, partitions, tuple(left))
+
+
+def _operator_name(target) -> str:
+    """``aten.cumsum.default`` for an edge or ATen operator (``aten.cumsum.out`` for an out variant)."""
+    schema = getattr(target, "_schema", None)
+    if schema is not None:
+        namespace, _, base = schema.name.partition("::")
+        return f"{namespace}.{base}.{schema.overload_name or 'default'}"
+    return getattr(target, "__name__", str(target))

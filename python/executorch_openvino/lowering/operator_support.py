@@ -411,74 +411,81 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
         self.flushed_constants = frozenset(flushed_constants)
 
     def is_node_supported(self, submodules, node: torch.fx.Node) -> bool:
-        return self._supported(node, before_decomposition=False)
+        return self.refusal(node) is None
 
     def supported_before_decomposition(self, node: torch.fx.Node) -> bool:
         """``is_node_supported`` for a node of the ATen program that ExecuTorch has not yet decomposed
         (``kept_operations``): there, a view's result has the view's strides, where the edge dialect
         will make it a contiguous copy (``view_copy``, ``permute_copy``...), so only the program's
         own inputs must be contiguous."""
-        return self._supported(node, before_decomposition=True)
+        return self.refusal(node, before_decomposition=True) is None
 
-    def _supported(self, node: torch.fx.Node, before_decomposition: bool) -> bool:  # noqa: C901
+    def refusal(self, node: torch.fx.Node, before_decomposition: bool = False) -> str | None:  # noqa: C901
+        """Why `node` stays on ExecuTorch's kernels, in a few words (the rule's constant or helper says more);
+        None when OpenVINO takes it. ``delegation_summary`` reports these per operator."""
         if node.op != "call_function":
-            return False
+            return "not an operator call"
         name = op_name(node.target)
         if name in self.op_types_to_skip or node.name in self.op_names_to_skip:
-            return False  # the user's choice (OpenvinoPartitioner's op_types_to_skip, op_names_to_skip)
+            return "skipped by op_types_to_skip or op_names_to_skip"
         if before_decomposition and any(n.startswith(name.replace(".", "_")) for n in self.op_names_to_skip):
-            return False  # not kept whole: its edge name ("aten_<op>_<overload>[_N]") may be skipped
+            return "op_names_to_skip may name its decomposed nodes"
         if is_bare_copy(node) and node.args[0].name in self.constant_names:
-            return False
+            return "a copy of a constant: ExecuTorch copies from the program's own data"
         if self.exact and any(a.name in self.flushed_constants for a in node.all_input_nodes):
-            return False  # read on ExecuTorch's side, the constant reaches OpenVINO as an input
+            return "reads a constant with subnormal values, which OpenVINO's CPU flushes to zero"
         if name in DIM_ORDER_OPS:
             if not _is_contiguous_dim_order(node):
-                return False
+                return "a non-contiguous dim order"
         elif name != "getitem" and f"torch.ops.{name}" not in openvino_supported_ops() and name not in kept_names():
-            return False
+            return "OpenVINO's PyTorch frontend does not convert it"
 
         if name in AVG_POOLS and not can_delegate_avg_pool(node):
-            return False
+            return "divisor_override, or padding to rewrite with a dynamic size"
         if name in BOOL_SELECTS and any(t.dtype == torch.bool for t in tensors_of(node.meta.get("val"))) and any(
                 not isinstance(v, torch.fx.Node) or not isinstance(v.meta.get("val"), torch.Tensor)
                 or v.meta["val"].dim() == 0 for v in node.args[1:]):
-            return False  # a scalar or 0-d bool value
-        if _gather_data_too_large(name, node) or _gather_index_narrower(name, node) or cannot_check(node):
-            return False
+            return "selects a scalar or 0-d bool value, which OpenVINO's converter cannot compile"
+        if _gather_data_too_large(name, node):
+            return "a lookup into 2**31 bytes or more, which crashes OpenVINO's CPU plugin"
+        if _gather_index_narrower(name, node):
+            return "an index narrower than its input along another dimension, which OpenVINO cannot convert"
+        if cannot_check(node):
+            return "indexes a dimension of symbolic size, or with no indices: the index check cannot be made"
         if name in INDEX_WRITES and not _plain_index_write(node):
-            return False
+            return "accumulates, takes a bool mask, other slices or another dtype than its destination"
 
         output = node.meta.get("val")
         if _is_symbolic(output) or not list(tensors_of(output)):
-            return False
+            return "returns a symbolic size or no tensor"
         inputs = [a.meta.get("val") for a in node.all_input_nodes]
         if not _int_arguments_allowed(node, name, inputs):
-            return False
+            return "takes a computed int argument, which OpenVINO would fix at the example's value"
         input_tensors = [t for v in inputs for t in tensors_of(v)]
         tensors = list(tensors_of(output)) + input_tensors
-        if any(t.dtype not in TORCH_TO_OPENVINO for t in tensors):
-            return False
+        if unsupported := sorted({str(t.dtype) for t in tensors if t.dtype not in TORCH_TO_OPENVINO}):
+            return f"a dtype OpenVINO does not have ({', '.join(unsupported)})"
         if name in BOOL_REJECTED and input_tensors and all(t.dtype == torch.bool for t in input_tensors):
-            return False
+            return "bool inputs, which OpenVINO's converter rejects"
         if name in ACCUMULATORS and any(t.dtype in _INTEGER_RANK for t in input_tensors):
-            return False
+            return "accumulates integers, which OpenVINO keeps in the input's type (PyTorch: int64)"
         if self._holds_values_past_int32(node):
-            return False  # the runtime would refuse them (OpenVINO computes int64 in int32)
+            return "int64 values outside int32, which OpenVINO computes in int32"
         layouts = ([a.meta.get("val") for a in node.all_input_nodes if a.op == "placeholder"]
                    if before_decomposition else tensors)
         if any(not t.is_contiguous() for t in tensors_of(layouts)):
-            return False
+            return "a non-contiguous tensor"
         if name in QUANTIZATION:
-            return _quantization_pattern(node, name, self.constant_names)
+            return None if _quantization_pattern(node, name, self.constant_names) else (
+                "a quantize or dequantize outside the patterns OpenVINO runs in 8 bits")
         if not self.exact:
-            return True  # numerics="fast": OpenVINO's arithmetic accepted
+            return None  # numerics="fast": OpenVINO's arithmetic accepted
         if any(t.dtype == torch.float64 for t in tensors):
-            return False
+            return "float64, which OpenVINO computes in float32 (numerics='exact')"
         if name in SPECIAL_VALUE_OPS and any(t.is_floating_point() for t in input_tensors):
-            return False
+            return "NaN, infinities or rounding OpenVINO computes differently (numerics='exact')"
         if name in DIVISIONS and _quotient_is_rounded(node):
-            return False
+            return "a quotient that is rounded or compared, which OpenVINO computes 1 ulp off (numerics='exact')"
 
         integer = [t for t in tensors if t.dtype in _INTEGER_RANK and t.dtype != torch.bool]
         if integer:
@@ -486,26 +493,26 @@ class OpenvinoOperatorSupport(OperatorSupportBase):
             # compared in float32 when integer (wrong above 2**24).
             if name in INDEX_RESULTS and any(t.dtype in _INTEGER_RANK and t.dtype != torch.bool
                                              for t in input_tensors):
-                return False
+                return "positions in integer values, which OpenVINO compares in float32"
             if (name in FLOAT_RESULT_ARITHMETIC and all(t.is_floating_point() for t in tensors_of(output))
                     and all(t.dtype in _SMALL_INTEGERS for t in integer)):
-                return True
+                return None
             all_int32 = all(t.dtype == torch.int32 for t in integer)
             proven = name in RANGE_EXACT and self._proven_in_range(node)
             if name not in VALUE_PRESERVING | INDEX_RESULTS | INDEX_CONSUMERS | INDEX_WRITES and not (
                     all_int32 and name in INT32_EXACT) and not proven:
-                return False
+                return "integer arithmetic not proven within float32's exact integers (2**24)"
             for out in tensors_of(output):
                 # To bool: conversion compares with 0 instead (bool_casts.py), right for every integer.
                 if (name in CASTS and out.dtype in _INTEGER_RANK and out.dtype != torch.bool
                         and not _widening_integer_cast(node, out.dtype)
                         and not within(self.integer_ranges, node.args[0], limit=torch.iinfo(out.dtype).max // 2)):
-                    return False
+                    return "a narrowing integer cast not proven in range"
                 if name in CASTS and out.dtype == torch.bool and not self._int64_constant_fits(node.args[0]):
-                    return False
+                    return "an int64 constant outside int32"
             if name in CONSTANT_MAKERS and not _literals_fit_int32(node):
-                return False
-        return True
+                return "an integer literal outside int32"
+        return None
 
     def _holds_values_past_int32(self, node: torch.fx.Node) -> bool:
         """An int64 tensor the node reads or returns is proven to hold a value outside int32."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Callable
 
@@ -19,6 +20,11 @@ from .passes import run_before_decomposition
 from .passes.integer_remainders import refuse_remainders_left_for_executorch
 from .ops import op_name
 from .preprocess import BACKEND_ID
+
+# Where the partitioner writes (operator, why) of a node that stays on ExecuTorch (node.meta): delegation_summary
+# reads it, also after to_executorch has made the operator its out variant.
+REFUSAL_META = "executorch_openvino_refusal"
+_log = logging.getLogger(__name__)
 
 
 class OpenvinoPartitioner(Partitioner):
@@ -179,7 +185,20 @@ class OpenvinoPartitioner(Partitioner):
         _tag_buffers_updated_inside(exported_program)
         _untag_returned_constants(exported_program)
         _initialise_mutated_buffers(exported_program)
+        _record_refusals(exported_program, support)
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
+
+
+def _record_refusals(exported_program, support: OpenvinoOperatorSupport) -> None:
+    """Writes into each operator node left untagged why it stays on ExecuTorch (REFUSAL_META), and logs it at
+    debug level (``logging.basicConfig()`` and ``logging.getLogger("executorch_openvino").setLevel(logging.DEBUG)``
+    show them)."""
+    for node in exported_program.graph.nodes:
+        if node.op != "call_function" or "delegation_tag" in node.meta or op_name(node.target) == "getitem":
+            continue
+        reason = support.refusal(node) or "supported, but in no partition (a group of views or a returned constant)"
+        node.meta[REFUSAL_META] = (op_name(node.target), reason)
+        _log.debug("%s (%s) stays on ExecuTorch: %s", node.name, op_name(node.target), reason)
 
 
 def _given_once(what: str, keyword, positional):
