@@ -245,5 +245,5 @@ def __dir__() -> list:
 __all__ = ["BACKEND_ID", "build_info", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "is_registered",
            "set_library_path", "load_openvino", "library_info", "last_error", "last_compile_report", "lower",
            "load_method", "OpenvinoMethod", "delegation_summary", "DelegationSummary", "NotDelegated",
-           "OpenVINOBackend", "OpenVINOBackendConfig", "BackendState", "BackendStateError", "set_cache_dir", "cache_dir", "quantize",
-           "runtime_precisions", "export_llm", "generate", "GenerationResult", "LlmProgram"]
+           "OpenVINOBackend", "OpenVINOBackendConfig", "BackendState", "BackendStateError", "set_cache_dir",
+           "cache_dir", "quantize", "runtime_precisions", "export_llm", "generate", "GenerationResult", "LlmProgram"]
