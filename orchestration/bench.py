@@ -25,7 +25,7 @@ BUNDLED_ENV = ROOT / "build" / "bench-bundled-env"
 BUNDLED_REQUIREMENTS = [pins.executorch_requirement(), pins.openvino_requirement(pins.OPENVINO_OLDEST),
                         pins.nncf_requirement(pins.OPENVINO_OLDEST), *environments.MINILM]
 # The source file touched for the warm (incremental) build time; its time stamp is restored.
-WARM_BUILD_TOUCH = ROOT / "native" / "compile_specs.cpp"
+WARM_BUILD_TOUCH = ROOT / "native" / "delegate" / "compile_specs.cpp"
 
 
 def bundled_environment(session: nox.Session, folder: Path, wheel: Path, torch: str,

@@ -36,12 +36,12 @@ def edit_python(source: Path, probe: str) -> None:
 def edit_cxx(source: Path, probe: str) -> None:
     """A C++ edit of the copy: a new attribute of _native (EDITABLE_PROBE) and a new function in the
     delegate library (exov_editable_probe), both returning probe."""
-    module = source / "native" / "python_module.cpp"
+    module = source / "native" / "python" / "python_module.cpp"
     text = module.read_text()
     attribute = '  m.attr("BACKEND_ID") = executorch_openvino::kBackendId;\n'
     assert text.count(attribute) == 1, f"{module} changed: update the editable session's probe"
     module.write_text(text.replace(attribute, attribute + f'  m.attr("EDITABLE_PROBE") = {probe};\n'))
-    with (source / "native" / "compile_specs.cpp").open("a") as f:
+    with (source / "native" / "delegate" / "compile_specs.cpp").open("a") as f:
         exported = 'extern "C" __attribute__((visibility("default")))'
         f.write(f"\n{exported} int exov_editable_probe() {{ return {probe}; }}\n")
 

@@ -62,7 +62,7 @@ def run_fuzzer(session: nox.Session, binary: Path, seconds: int, corpora: list[P
 def session_steps(session: nox.Session) -> None:
     """`-- SECONDS [TARGET...]`: each target (default: all of TARGETS) for SECONDS (default 40), with ASan and UBSan.
 
-    - processed_blob_fuzz: native/processed_blob.cpp's parser, seeds tests/fuzz/corpus;
+    - processed_blob_fuzz: native/delegate/processed_blob.cpp's parser, seeds tests/fuzz/corpus;
     - npy_file_fuzz: the C++ runner's .npy reader and writer, seeds tests/fuzz/npy_corpus;
     - delegate_init_fuzz: compile specs and blob through BackendInterface::init with OpenVINO (the pip
       package) loaded, and one execute; seeds tests/fuzz/init_corpus.

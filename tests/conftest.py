@@ -128,7 +128,7 @@ def pip_openvino_c_library() -> Path:
 
 # Settings of the OpenVINO library search that the machine running the tests may have.
 SEARCH_VARIABLES = ("OPENVINO_LIB_PATH", "INTEL_OPENVINO_DIR", "CONDA_PREFIX")
-# Where a Linux OpenVINO install tree keeps its libraries on this machine (native/library_search.cpp).
+# Where a Linux OpenVINO install tree keeps its libraries on this machine (native/delegate/library_search.cpp).
 INSTALL_TREE_LIB = "runtime/lib/" + ("aarch64" if os.uname().machine == "aarch64" else "intel64")
 
 

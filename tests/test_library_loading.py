@@ -98,7 +98,7 @@ def test_set_library_path_relative_through_a_link_and_dot_dot(tmp_path, pip_open
 @pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler for the statx-denying shim")
 def test_library_search_works_where_statx_is_denied(tmp_path, pip_openvino_c_library):
     # Sandboxes such as Docker's seccomp profile before 18.04 answer statx with EPERM; the search
-    # falls back to fstatat (native/file_system.cpp). The shim: tests/native/deny_statx.c.
+    # falls back to fstatat (native/delegate/file_system.cpp). The shim: tests/native/deny_statx.c.
     shim = build_harness("deny_statx", tmp_path)
     # After what is preloaded already (the sanitizers session preloads its runtimes first).
     preload = ":".join(filter(None, [os.environ.get("LD_PRELOAD"), str(shim)]))

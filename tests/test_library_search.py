@@ -1,4 +1,4 @@
-"""The OpenVINO C library search (native/library_search.h) against simulated folder layouts.
+"""The OpenVINO C library search (native/delegate/library_search.h) against simulated folder layouts.
 
 The platform is a parameter of the search, so the Linux, Windows and macOS
 layouts of the pip package, an install tree and a conda environment are all

@@ -113,7 +113,7 @@ def load_openvino() -> dict:
     """Loads OpenVINO now; returns ``{"path", "source", "version", "not_used"}``.
 
     ``not_used`` lists, as "source: path", the other OpenVINO C libraries found
-    later in the search order (``native/library_search.h``).
+    later in the search order (``native/delegate/library_search.h``).
 
     Raises ``RuntimeError`` naming every place tried and what to set.
     """
@@ -137,7 +137,7 @@ def library_info() -> dict:
 
 
 def build_info() -> dict:
-    """How this wheel was built, as recorded by CMake (``native/build_info.json.in``).
+    """How this wheel was built, as recorded by CMake (``native/python/build_info.json.in``).
 
     Keys: ``openvino_source`` (``"pip"``, ``"install tree"`` or ``"include dir"``),
     ``openvino_location`` (the OpenVINO CMake folder or include folder used),

@@ -1,6 +1,6 @@
 """The processed blob: a versioned header followed by an OpenVINO IR model.
 
-Written by preprocess, read by ``native/processed_blob.cpp``; the layout is
+Written by preprocess, read by ``native/delegate/processed_blob.cpp``; the layout is
 documented there (88-byte little-endian header, magic ``EXOVBLOB``, format
 version 3, payload kind 1 = OpenVINO IR XML + weights, zlib's CRC-32 of the
 whole blob without the checksum field, and the SHA-256 of the payload: the
@@ -57,7 +57,7 @@ LOWERED_WITH_KEY = "executorch_openvino_lowered_with"
 # The tensor name prefix of an IR output that is an index check, not a partition
 # output: a 0-d bool, true when a lookup read an index outside its table; the rest
 # of the name is the message (lowering/passes/index_checks.py). The runtime
-# (native/partition_executor.cpp, kIndexCheckPrefix) keeps such outputs, which
+# (native/delegate/partition_executor.cpp, kIndexCheckPrefix) keeps such outputs, which
 # follow the partition's own, from ExecuTorch and fails the call when one is true.
 INDEX_CHECK_PREFIX = "executorch_openvino_index_check:"
 # Follows the prefix in the checks of a model that keeps state (lowering/model_state.py): after
@@ -103,7 +103,7 @@ def pack(ir: OpenvinoIr) -> bytes:
 def unpack(blob: bytes) -> OpenvinoIr:
     """Inverse of :func:`pack`; raises ``ValueError`` on a foreign, truncated or changed blob.
 
-    The runtime does its own checks (native/processed_blob.cpp); this one serves
+    The runtime does its own checks (native/delegate/processed_blob.cpp); this one serves
     tools and tests.
     """
     if len(blob) < HEADER_SIZE or blob[:8] != MAGIC:

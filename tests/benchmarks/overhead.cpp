@@ -72,7 +72,7 @@ struct Buffers {
   }
 };
 
-// OpenVINO's model from the blob's header (native/processed_blob.h: magic,
+// OpenVINO's model from the blob's header (native/delegate/processed_blob.h: magic,
 // version, payload, then the XML's and the weights' offset and size).
 ov_model_t* read_blob_model(ov_core_t* core, const std::vector<char>& blob) {
   uint64_t f[4];

@@ -1,4 +1,4 @@
-// libFuzzer target for the runner's .npy reader (native/npy_file.cpp), built
+// libFuzzer target for the runner's .npy reader (native/runner/npy_file.cpp), built
 // with AddressSanitizer and UndefinedBehaviorSanitizer by `nox -s fuzz`.
 //
 // Each input is written to a file and read back. A crash, a sanitizer report,

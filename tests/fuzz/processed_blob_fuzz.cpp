@@ -1,4 +1,4 @@
-// libFuzzer target for the processed-blob parser (native/processed_blob.cpp)
+// libFuzzer target for the processed-blob parser (native/delegate/processed_blob.cpp)
 // and the recorded-OpenVINO-version reader init uses after it,
 // built with AddressSanitizer and UndefinedBehaviorSanitizer by `nox -s fuzz`.
 //

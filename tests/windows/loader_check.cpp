@@ -1,5 +1,5 @@
 // A Windows program that loads the real openvino_c.dll through the delegate's
-// own loader (native/openvino_library.cpp, library_search.cpp,
+// own loader (native/delegate/openvino_library.cpp, library_search.cpp,
 // dynamic_library.cpp, file_system.cpp) and runs a tiny model through the C
 // API. Cross-compiled with mingw-w64 and run under wine by `nox -s
 // windows_loader` (tests/windows/loader_checks.py says what each case expects).

@@ -4,7 +4,7 @@ Importing ``openvino`` is not needed to run a ``.pte`` (only to lower one), so
 the runtime side only locates the package: ``openvino/libs`` on Linux, macOS
 and Windows (layouts measured on the 2025.4.1 and 2026.4.1 wheels, docs/design.md).
 The native loader picks the C library inside that folder; see
-``native/library_search.h`` for the whole search order.
+``native/delegate/library_search.h`` for the whole search order.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ``executorch-openvino-run`` command: starts the C++ runner shipped in the wheel (``native/runner.cpp``).
+"""The ``executorch-openvino-run`` command: starts the C++ runner shipped in the wheel (``native/runner/runner.cpp``).
 
 The runner itself needs no Python: it can be copied with the ``executorch``
 package's ``lib/`` folder and run as ``executorch_openvino_run``. This entry

@@ -10,7 +10,7 @@ same inference: a 0-d bool that is true when any index is out of range,
 returned as an extra output after the partition's own. The tensor name of
 that output starts with :data:`~executorch_openvino.processed_blob.INDEX_CHECK_PREFIX`
 and carries the message; the delegate keeps these outputs from ExecuTorch and
-fails the call, with the message, when one is true (``native/partition_executor.cpp``).
+fails the call, with the message, when one is true (``native/delegate/partition_executor.cpp``).
 
 Indexing with two or more index tensors (``w[i, j]``) reaches OpenVINO as one
 flattened index, ``i * columns + j``, which reads the wrong element for a

@@ -3,7 +3,7 @@
 //
 // Not std::filesystem: libstdc++ exports it only from GLIBCXX_3.4.26 on, and
 // its static copy pulls in locale code bound to glibc 2.33+ symbols; both would
-// lift the Linux wheel above manylinux_2_28 (native/glibc_2_28.h).
+// lift the Linux wheel above manylinux_2_28 (native/glibc_2_28/glibc_2_28.h).
 #pragma once
 
 #include <string>
