@@ -7,7 +7,8 @@ import nox
 
 from orchestration import ROOT, pins
 
-CPP_FOLDERS = ("native/delegate", "native/python", "native/runner", "native/glibc_2_28", "tests/native", "tests/fuzz", "tests/sanitizers", "tests/windows", "tests/benchmarks")
+CPP_FOLDERS = ("native/delegate", "native/python", "native/runner", "native/glibc_2_28", "tests/native", "tests/fuzz",
+               "tests/sanitizers", "tests/windows", "tests/benchmarks")
 
 
 def cpp_files() -> list[str]:

@@ -19,7 +19,8 @@ from typing import NamedTuple
 
 IR_FOLDER = "ir"
 _IR_FILE = re.compile(r"[0-9a-f]{64}\.(xml|bin|checked|lock)(\.tmp-\d+-\d+)?")
-# "CPU_f32-openvino-2026.4.1-cpu1a2b3c4d": device, precision, optional hint, release, CPU (native/delegate/model_cache.h).
+# "CPU_f32-openvino-2026.4.1-cpu1a2b3c4d": device, precision, optional hint, release, CPU
+# (native/delegate/model_cache.h).
 _ENTRY_FOLDER = re.compile(r"[A-Za-z0-9._]+_[A-Za-z0-9]+(_[A-Z_]+)?-openvino-\d+\.\d+\.\d+-cpu[0-9a-f]{8}")
 # OpenVINO's compiled entries and the delegate's records of them.
 _ENTRY_FILE = re.compile(r"[0-9A-Za-z_-]+\.blob(\.exov-crc)?(\.tmp-\d+-\d+)?")
