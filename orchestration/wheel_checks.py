@@ -35,7 +35,7 @@ def numerics(session: nox.Session, openvino: str) -> None:
     """What OpenVINO computes differently from eager PyTorch, as a Markdown table (no wheel needed)."""
     session.install(pins.torch_requirement())
     session.install(pins.openvino_requirement(openvino), "numpy", "packaging")
-    session.run("python", str(layout.TESTS / "helpers" / "numerics_table.py"))
+    session.run("python", str(layout.TESTS / "scripts" / "numerics_table.py"))
 
 
 def conformance(session: nox.Session, openvino: str) -> None:
@@ -51,7 +51,7 @@ def conformance(session: nox.Session, openvino: str) -> None:
 
 
 def program_fuzz(session: nox.Session) -> None:
-    """Random programs lowered both ways and compared with eager (tests/program_fuzz/run.py's arguments)."""
+    """Random programs lowered both ways and compared with eager (tools/program_fuzz/run.py's arguments)."""
     out = layout.BUILD / "program_fuzz"
     environments.install_runtime(session, wheel_build.repaired_wheel(session), pins.OPENVINO_NEWEST, "numpy")
     work = out / "work"
@@ -64,7 +64,7 @@ def program_fuzz(session: nox.Session) -> None:
 
 def runner(session: nox.Session) -> None:
     """The C++ runner built and installed with plain CMake and Ninja (build/runner/install/), then checked
-    bit for bit against executorch.runtime on MiniLM (tests/helpers/runner_check.py).
+    bit for bit against executorch.runtime on MiniLM (tests/scripts/runner_check.py).
 
     The build targets this machine's glibc (no manylinux setup) with a RUNPATH naming the executorch
     package's lib/; OPENVINO_LIB_PATH names the pip package's C library, as nothing is found beside an
@@ -86,5 +86,5 @@ def runner(session: nox.Session) -> None:
     built = install / "executorch_openvino" / "executorch_openvino_run"
     library = sorted((openvino / "libs").glob("libopenvino_c.so*"))[-1]
     with session.chdir(session.create_tmp()):
-        check = layout.TESTS / "helpers" / "runner_check.py"
+        check = layout.TESTS / "scripts" / "runner_check.py"
         session.run("python", str(check), str(built), str(library), external=True)

@@ -2,7 +2,7 @@
 // which the delegate looks for it.
 //
 // The platform is a parameter, not the host: every layout below is unit-tested
-// on any machine against simulated folders (tests/test_library_search.py).
+// on any machine against simulated folders (tests/runtime/test_library_search.py).
 // Apart from listing folders this code has no side effects; loading is
 // openvino_library.cpp's job.
 //

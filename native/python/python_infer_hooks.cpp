@@ -115,7 +115,7 @@ void install_python_infer_hooks() {
 // threads inside a call other than through these hooks) saves that buffer and
 // puts it back when it ends, after the other call's stack is gone: seen as a
 // crash at process exit, in std::ios_base::Init's flush of std::cout (a core
-// dump of tests/test_concurrency.py under pytest). So when the last overlapping call
+// dump of tests/runtime/test_concurrency.py under pytest). So when the last overlapping call
 // ends, the streams get these buffers back, whatever the redirects left.
 // Both counters and buffers change only with the interpreter held.
 int calls_in_progress = 0;

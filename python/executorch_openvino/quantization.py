@@ -9,7 +9,7 @@ quantize/dequantize pairs on activations and stores weights as int8 with their
 float scales, into the ``torch.export`` graph of the module; OpenVINO's CPU
 plugin turns those patterns into 8-bit kernels. NNCF is optional: install it with
 ``pip install 'executorch-openvino[quantize]'``. Pairs tested here (CPU, torch 2.13.0,
-tests/test_quantization.py): nncf 3.4.0 with OpenVINO 2026.4.1, nncf 3.1.0 with OpenVINO 2025.4.1
+tests/lowering/test_quantization.py): nncf 3.4.0 with OpenVINO 2026.4.1, nncf 3.1.0 with OpenVINO 2025.4.1
 (:data:`NNCF_FOR_OPENVINO`).
 """
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import platform
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +17,7 @@ import torch
 
 import executorch_openvino as exov
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from test_runner import assert_runner_matches_python  # noqa: E402
+from exov_testing.runner_tools import assert_runner_matches_python
 
 pytestmark = [pytest.mark.aarch64]
 
@@ -39,7 +37,7 @@ def test_runs_here_in_float32_like_eager_on_x86_64(program):
     result = exov.load_method(pte).execute(list(inputs))[0]
     expected = torch.from_numpy(np.load(FOLDER / "eager_0.npy"))
     assert exov.last_compile_report()["effective_precision"] == "f32"
-    # The MiniLM tolerance of tests/test_models.py; f16 (ARM's OpenVINO default) misses it.
+    # The MiniLM tolerance of tests/numerics/test_models.py; f16 (ARM's OpenVINO default) misses it.
     difference = (result - expected).abs().max().item()
     print(f"on {platform.machine()}: max abs difference {difference:.2e}")
     assert difference <= 1e-4

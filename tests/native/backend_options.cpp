@@ -1,6 +1,6 @@
 // The delegate's backend options from C++, as an application sets them through
 // ExecuTorch (Python reaches only the string 'cache_dir' through
-// set_cache_dir). Built and run by tests/test_backend_options.py.
+// set_cache_dir). Built and run by tests/native/test_backend_options.py.
 //
 //   backend_options <processed blob file> <cache folder>
 //

@@ -1,7 +1,7 @@
 // The delegate's BackendInterface called straight from C++ threads, as an
 // application embedding ExecuTorch calls it (Python threads may be serialised
-// by the GIL around executorch.runtime, so tests/test_concurrency.py cannot
-// show real overlap). Built and run by tests/test_native_threads.py.
+// by the GIL around executorch.runtime, so tests/runtime/test_concurrency.py cannot
+// show real overlap). Built and run by tests/native/test_native_threads.py.
 //
 //   delegate_threads <processed blob file> <threads> <runs per thread>
 //

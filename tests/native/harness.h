@@ -1,6 +1,6 @@
 // What the C++ test and benchmark programs share: reading a blob file and
 // finding the delegate in ExecuTorch's registry. Header-only; built by
-// tests/native/compile_harness.py, which puts this folder on the include path.
+// tests/support/exov_testing/compile_harness.py, which puts this folder on the include path.
 #pragma once
 
 #include "delegate_api.h"

@@ -1,4 +1,4 @@
-// Built by tests/test_concurrency.py against the system's shared libstdc++ (the
+// Built by tests/runtime/test_concurrency.py against the system's shared libstdc++ (the
 // one executorch's pybindings use), to read and use std::cout and std::cerr as
 // they do: which buffer each stream writes to, and a write through std::cout.
 #include <iostream>

@@ -63,7 +63,7 @@ def test_the_marker_reader_sees_a_list_and_a_single_marker(tmp_path):
 def test_each_session_selection_is_what_the_module_markers_say():
     modules = _test_modules()
     older = {n for n, m in modules.items() if "older_openvino" in m}
-    assert {"test_operators.py", "test_llm.py", "test_quantization.py"} <= older
+    assert {"numerics/test_operators.py", "llm/test_llm.py", "lowering/test_quantization.py"} <= older
     assert test_runs.selection(pins.OPENVINO_NEWEST) == ""
     assert test_runs.selection(pins.OPENVINO_OLDEST) == "older_openvino"
     assert test_runs.selection(pins.OPENVINO_OLDEST, full_older_release=True) == "not own_runtime"

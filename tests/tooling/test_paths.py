@@ -9,10 +9,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 TOP = ("native", "python", "orchestration", "tests", "wheels", "cmake", "docs", "benchmarks", "tools")
 # A path from the repository root, ending in a file name with one of these suffixes.
-PATH = re.compile(r"(?<![\w/.$}-])((?:%s)/[\w/.-]*\.(?:py|cpp|h|c|cmake|in|md|txt|json|toml|yml))\b" % "|".join(TOP))
+PATH = re.compile(r"(?<![\w/.$}-])((?:" + "|".join(TOP) + r")/[\w/.-]*\.(?:py|cpp|h|c|cmake|in|md|txt|json|toml|yml))\b")
 SCANNED = (".py", ".md", ".txt", ".cmake", ".toml", ".yml", ".cpp", ".h", ".c", ".in")
 # Paths that name what a session writes or a user's file, not a file of the repository.
-GENERATED = re.compile(r"^(docs/(benchmarks|loading|demo|llm-benchmark)\.md|tests/program_fuzz/regressions/.+)$")
+GENERATED = re.compile(r"^(docs/(benchmarks|loading|demo|llm-benchmark)\.md|tools/program_fuzz/regressions/.+)$")
 
 
 def _tracked() -> list[Path]:

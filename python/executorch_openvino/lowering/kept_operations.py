@@ -10,7 +10,7 @@ the partitioner's own node check, :class:`~executorch_openvino.lowering.operator
 OpenvinoOperatorSupport`): a node left to ExecuTorch's CPU kernels is
 decomposed for them as before.
 
-Each entry was measured against its decomposition (``tests/benchmarks/kept_ops.py``
+Each entry was measured against its decomposition (``benchmarks/kept_ops.py``
 prints the table: IR operations, latency, and the difference from eager PyTorch
 on ordinary and special values); an operation that was not faster whole, or
 that OpenVINO computes differently from eager PyTorch where the decomposition
@@ -83,7 +83,7 @@ def _reflect_or_replicate(node: torch.fx.Node, exact: bool) -> bool:
 
 
 # op -> condition(node, exact) on the node besides the partitioner's node check. Each was faster
-# whole than decomposed in tests/benchmarks/kept_ops.py (its table, with the CPU it ran on, is in
+# whole than decomposed in benchmarks/kept_ops.py (its table, with the CPU it ran on, is in
 # docs/benchmarks.md); the other candidates there were not.
 KEPT: dict = {
     aten.scaled_dot_product_attention.default: _float32_attention,

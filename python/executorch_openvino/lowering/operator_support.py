@@ -111,7 +111,7 @@ INDEX_WRITES = frozenset({"aten.index_put.default"})
 # kernels for them ("Missing out variants" at to_executorch), and what they
 # mark is OpenVINO's integer kernels, whose results are the quantized model's
 # (measured: a delegated 3-layer MLP within 1e-7 of the fake-quantized module,
-# tests/test_quantization.py), not the float model's.
+# tests/lowering/test_quantization.py), not the float model's.
 QUANTIZATION = frozenset({
     "quantized_decomposed.quantize_per_tensor.default", "quantized_decomposed.dequantize_per_tensor.default",
     "quantized_decomposed.quantize_per_tensor.tensor", "quantized_decomposed.dequantize_per_tensor.tensor",
@@ -201,7 +201,7 @@ ACCUMULATORS = frozenset({
 # Float ops whose special values or rounding OpenVINO computes differently and
 # no cheap rewrite makes exact (nan_propagation.py does the others); with
 # numerics="exact" they stay on ExecuTorch's kernels, which give eager's
-# results here (measured, 2025.4.1 and 2026.4.1, tests/test_special_values.py):
+# results here (measured, 2025.4.1 and 2026.4.1, tests/numerics/test_special_values.py):
 # argmax/argmin skip NaN (PyTorch: NaN is the maximum and the minimum), topk
 # puts NaN among the numbers and orders ties otherwise; floor division is
 # floor(a / b) (inf // 2 is inf, 1 // -inf is -0.0, 1 // 0.1 is 10: PyTorch

@@ -9,7 +9,7 @@ in float32, where PyTorch uses float64: ``arange(0, 0.3, 0.1)`` has 3 values in
 PyTorch and came out with 4. So a float ``arange`` of a static length ``n`` is
 written ``start + step * arange(n)``, the length taken from the program; one of
 a symbolic length gets its ``dtype`` only. The values are computed in float32
-(PyTorch: in float64, then rounded), so some are 1 ulp away (tests/test_semantics.py).
+(PyTorch: in float64, then rounded), so some are 1 ulp away (tests/numerics/test_semantics.py).
 """
 
 from __future__ import annotations

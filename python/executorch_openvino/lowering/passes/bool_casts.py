@@ -2,7 +2,7 @@
 
 OpenVINO's ``Convert`` to boolean gives False for -2**31 (PyTorch: True); its
 ``NotEqual`` with 0 is right for every value (measured, 2025.4.1 and 2026.4.1,
-i32 and i64 inputs: -2**31, -2**31 + 1, ±2**24 + 1, 2**31 - 1, tests/test_integer_ranges.py).
+i32 and i64 inputs: -2**31, -2**31 + 1, ±2**24 + 1, 2**31 - 1, tests/lowering/test_integer_ranges.py).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Special values (NaN, infinities, -0.0) through OpenVINO as PyTorch computes them (``numerics="exact"``).
 
 OpenVINO's CPU plugin computes these differently from eager PyTorch (measured
-with openvino 2025.4.1 and 2026.4.1 on CPU, f32; tests/test_special_values.py
-and tests/test_nan_propagation.py run on both):
+with openvino 2025.4.1 and 2026.4.1 on CPU, f32; tests/numerics/test_special_values.py
+and tests/lowering/passes/test_nan_propagation.py run on both):
 
 - it drops a NaN where it compares: ``relu(nan)`` is 0, ``clamp(nan, -1, 1)``
   is -1, ``maximum(nan, 0)`` is 0, ``amax([1, nan, 3])`` and ``max()`` are 3,

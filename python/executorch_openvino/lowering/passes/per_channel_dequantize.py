@@ -7,7 +7,7 @@ int8 when ExecuTorch's decomposition has made the linear a transpose and an
 ``addmm``, whose conversion then fails ("Arguments do not have the same element
 type", f32 and i8; 2025.4.1 and 2026.4.1). The same arithmetic in plain ops is
 the pattern OpenVINO's CPU plugin reads as compressed weights (NNCF writes its
-weights so) and runs on 8-bit kernels (tests/test_quantization.py). It is the
+weights so) and runs on 8-bit kernels (tests/lowering/test_quantization.py). It is the
 op's definition (``torch.ao.quantization.fx._decomposed``), in float32: the values are unchanged.
 """
 

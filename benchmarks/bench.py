@@ -1,0 +1,240 @@
+"""`nox -s bench`: latency, load time, memory and packaging figures, every engine side by side.
+
+For each model (``models.py``) every engine (``engines.py``) is prepared
+(lowered, saved, loaded, checked against eager PyTorch), then timed in rounds:
+each round gives every engine about the same share of time, in a rotated order,
+so that a noisy neighbour slows all engines alike. Figures are per call:
+median and 90th percentile. Ratios are to the median of OpenVINO's own
+conversion (``openvino.convert_model``) of the same program in the same run.
+Then fresh processes (``loading.py``) load MiniLM, the CNN and the LSTM to
+measure load time (without and with the model cache) and peak memory against
+XNNPACK and OpenVINO's own API.
+
+Writes ``results.json``, ``results.md`` and ``latency.png`` to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))  # exov_testing
+
+import concurrency  # noqa: E402
+import loading  # noqa: E402
+import torch  # noqa: E402
+from engines import LOCAL_ENGINES, SLOW_CALL_S, BundledOpenvino  # noqa: E402
+from low_precision_engines import LOW_PRECISION_ENGINES  # noqa: E402
+from models import CASE_NAMES, make_case  # noqa: E402
+from exov_testing.compile_harness import build_harness, compiler, write_first_blob  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+ENGINES = LOCAL_ENGINES + LOW_PRECISION_ENGINES  # every engine of this environment, in the tables' order
+PROBE_CASE = "minilm_b1"
+MIN_CALLS = 3
+MAX_CALLS = 20_000
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-quantile (0..1) with linear interpolation between the closest ranks."""
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def cpu_features() -> dict:
+    """What decides OpenVINO's CPU speed here: the instruction sets of /proc/cpuinfo that matter for its kernels,
+    and what OpenVINO's CPU plugin reports (``OPTIMIZATION_CAPABILITIES``)."""
+    import openvino as ov
+
+    flags = set()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        flags = set(next((line.split(":", 1)[1].split() for line in cpuinfo.read_text().splitlines()
+                          if line.startswith("flags")), []))
+    wanted = ["avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_bf16", "amx_int8", "avx512_fp16"]
+    # oneDNN (inside OpenVINO's CPU plugin) picks no kernel above ONEDNN_MAX_CPU_ISA: set to AVX2 on an
+    # AVX-512 machine it runs AVX2 kernels (the plugin's capabilities still list the CPU's own).
+    return {"flags": [f for f in wanted if f in flags],
+            "openvino_capabilities": list(ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")),
+            "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA", "")}
+
+
+def machine_info() -> dict:
+    import executorch_openvino as exov
+    import openvino
+    from importlib.metadata import version
+
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "executorch": version("executorch"),
+        "openvino": openvino.__version__,
+        "executorch_openvino": version("executorch-openvino"),
+        "openvino_loaded_by_delegate": exov.library_info()["version"],
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
+
+
+def measure_case(name: str, engines: list, workdir: Path, seconds: float, rounds: int) -> dict:
+    case = make_case(name)
+    with torch.inference_mode():
+        expected = case.module(*case.inputs)
+    print(f"\n== {name}: {case.description}", flush=True)
+    # Every engine gets about `seconds` of calls over all rounds (at least
+    # MIN_CALLS), from the median of a few calls timed after warm-up; one
+    # slower than SLOW_CALL_S on its first call is reported by that call.
+    prepared = {}
+    ready = []
+    for engine in engines:
+        try:
+            max_abs = engine.prepare(case, workdir, expected)
+        except Exception as exc:  # reported in the table; the other engines go on
+            prepared[engine.key] = {"engine": engine.label, "error": f"{type(exc).__name__}: {exc}"[:300]}
+            print(f"   FAILED {engine.label}: {prepared[engine.key]['error']}", flush=True)
+            continue
+        ready.append(engine)
+        prepared[engine.key] = {"engine": engine.label, "max_abs_vs_eager": max_abs,
+                                "lower_s": engine.lower_s, "load_s": engine.load_s}
+        if engine.ir_operations:
+            prepared[engine.key]["ir_operations"] = engine.ir_operations
+        print(f"   prepared {engine.label}: max abs {max_abs:.2e}", flush=True)
+    timed = [e for e in ready if e.first_call_s < SLOW_CALL_S]
+    # A slow engine's figure is its first (cold) call, flagged as such.
+    times = {e.key: [e.first_call_s] for e in ready if e not in timed}
+    per_round = {}
+    for e in timed:
+        total = max(MIN_CALLS, min(MAX_CALLS, int(seconds / statistics.median(e.time_calls(3)))))
+        # Slow engines run one call in each of the first `total` rounds.
+        per_round[e.key] = [total // rounds + (r < total % rounds) for r in range(rounds)]
+        times[e.key] = []
+    for r in range(rounds if timed else 0):
+        for engine in timed[r % len(timed):] + timed[:r % len(timed)]:
+            if per_round[engine.key][r]:
+                times[engine.key] += engine.time_calls(per_round[engine.key][r])
+    for engine in ready:
+        engine.close()
+    reference = statistics.median(times["openvino"]) if "openvino" in per_round else None
+    for key in [e.key for e in ready]:  # in the engines' order
+        t = times[key]
+        median = statistics.median(t)
+        cold = key not in per_round
+        prepared[key].update(calls=len(t), median_ms=median * 1e3,
+                             p90_ms=None if cold else percentile(t, 0.9) * 1e3, single_cold_call=cold,
+                             ratio_to_openvino=median / reference if reference else None)
+        print(f"   {prepared[key]['engine']:<44} median {median * 1e3:9.3f} ms  p90 "
+              f"{'-' if cold else format(prepared[key]['p90_ms'], '9.3f')} ms  ({len(t)} calls)", flush=True)
+    return {"description": case.description, "engines": prepared}
+
+
+def measure_lifecycle_memory(workdir: Path) -> dict:
+    """Resident memory of an OpenVINOBackend of PROBE_CASE per state, in a fresh process (lifecycle_probe.py)."""
+    import executorch_openvino as exov
+
+    case = make_case(PROBE_CASE)
+    backend = exov.OpenVINOBackend().build(case.module, case.inputs, cache_dir=workdir / "lifecycle")
+    checkpoint, inputs = workdir / "lifecycle.json", workdir / f"{PROBE_CASE}.inputs.pt"
+    checkpoint.write_text(json.dumps(backend.to_dict()))
+    torch.save(list(case.inputs), inputs)
+    del backend
+    out = subprocess.run([sys.executable, str(HERE / "lifecycle_probe.py"), str(checkpoint), str(inputs)],
+                         capture_output=True, text=True, timeout=900)
+    if out.returncode != 0:
+        return {"error": (out.stdout + out.stderr)[-2000:]}
+    figures = json.loads(out.stdout.strip().splitlines()[-1])
+    print("   " + ", ".join(f"{k} {v:.0f}" for k, v in figures.items()), flush=True)
+    return figures
+
+
+def measure_overhead(workdir: Path, calls: int = 50_000) -> dict | None:
+    """The C++ harness overhead.cpp on the tiny_add partition: microseconds per call, no Python involved."""
+    import openvino
+
+    if compiler() is None:
+        print("   no C++ compiler: the C++ overhead figures are left out", flush=True)
+        return None
+    blob = write_first_blob((workdir / "tiny_add.delegate.pte").read_bytes(), workdir / "tiny_add.blob")
+    ov_root = Path(openvino.__file__).parent
+    library = sorted((ov_root / "libs").glob("libopenvino_c.so.*"))[-1]
+    harness = build_harness("overhead", workdir)  # links `library` too (tests/CMakeLists.txt)
+    env = {**os.environ, "OPENVINO_LIB_PATH": str(library)}  # the same library for both
+    out = subprocess.run([str(harness), str(blob), str(calls)], env=env, check=True,
+                         capture_output=True, text=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    for key, r in result.items():
+        print(f"   {key:<30} median {r['median_us']:7.2f} us  p90 {r['p90_us']:7.2f} us", flush=True)
+    return result
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True, help="folder for results.json/.md and latency.png")
+    parser.add_argument("--cases", nargs="+", default=CASE_NAMES, choices=CASE_NAMES)
+    parser.add_argument("--engines", nargs="+", default=[cls.key for cls in ENGINES],
+                        choices=[cls.key for cls in ENGINES], help="the engines in this environment")
+    parser.add_argument("--bundled-python", help="python of the environment with executorch's OpenvinoBackend")
+    parser.add_argument("--seconds", type=float, default=4.0, help="timed seconds per engine and model")
+    parser.add_argument("--rounds", type=int, default=6, choices=range(1, 1001), metavar="1..1000",
+                        help="interleaved rounds per model")
+    parser.add_argument("--packaging", type=Path, help="JSON with wheel size and build times (from noxfile.py)")
+    parser.add_argument("--no-loading", action="store_true", help="skip the fresh-process load/memory probes")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    results = {"machine": machine_info() | {"cpu_features": cpu_features()}, "settings": {"seconds": args.seconds, "rounds": args.rounds},
+               "models": {}}
+    print(json.dumps(results["machine"], indent=1))
+    bundled = BundledOpenvino(args.bundled_python) if args.bundled_python else None
+    with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
+        workdir = Path(tmp)
+        try:
+            for name in args.cases:
+                engines = [cls() for cls in ENGINES if cls.key in args.engines] + ([bundled] if bundled else [])
+                results["models"][name] = measure_case(name, engines, workdir, args.seconds, args.rounds)
+        finally:
+            if bundled:
+                bundled.shutdown()
+        if "tiny_add" in args.cases and "delegate" in args.engines:
+            print("\n== per-call cost in C++ (tiny_add): OpenVINO's C API and the delegate's execute", flush=True)
+            try:
+                results["overhead_cpp"] = measure_overhead(workdir)
+            except (OSError, subprocess.CalledProcessError) as exc:
+                detail = getattr(exc, "stderr", "") or ""
+                print(f"   FAILED: {exc}\n{detail[-3000:]}", flush=True)
+                results["overhead_cpp"] = None
+        if "minilm_b8" in args.cases and "delegate" in args.engines:
+            results["concurrency"] = concurrency.measure(workdir)
+        load_cases = tuple(c for c in loading.LOAD_CASES if c in args.cases)
+        if not args.no_loading and load_cases and "delegate" in args.engines:
+            print(f"\n== loading {', '.join(load_cases)} in fresh processes", flush=True)
+            results["loading"] = loading.measure(load_cases, workdir)
+        if not args.no_loading and PROBE_CASE in args.cases and "delegate" in args.engines:
+            print(f"\n== OpenVINOBackend memory per state ({PROBE_CASE}, fresh process, RSS MiB)", flush=True)
+            results["lifecycle_memory"] = measure_lifecycle_memory(workdir)
+    if args.packaging:
+        results["packaging"] = json.loads(args.packaging.read_text())
+
+    from report import write_reports
+
+    write_reports(results, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

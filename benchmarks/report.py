@@ -1,0 +1,293 @@
+"""Writes the benchmark's results as JSON, a Markdown report and a PNG chart of latency ratios."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+SLOW_CALL_S = 2.0  # engines.SLOW_CALL_S (not imported: this module needs no torch)
+ENGINE_ORDER = ["openvino", "openvino_same_ir", "delegate", "delegate_fast", "delegate_decomposed", "xnnpack", "portable",
+                "eager", "bundled", "openvino_int8", "openvino_int8_same_ir", "delegate_int8", "xnnpack_int8",
+                "delegate_bf16"]
+
+# The goals of issues 6 and 19, checked here and reported (never asserted in tests).
+OPENVINO_PERCENT_GOAL = 5.0  # the delegate's default mode over OpenVINO's own conversion
+EXACT_PERCENT_GOAL = 3.0  # numerics="exact" over numerics="fast"
+OVERHEAD_PERCENT_GOAL = 3.0
+TINY_OVERHEAD_US_GOAL = 15.0
+# Issue 33: loading (loading.py), per model.
+CACHE_SPEEDUP_GOAL = 5.0  # second load with a cache over a load without
+PEAK_RSS_GOAL = 1.2  # peak RSS above imports over the float32 weights
+COLD_LOAD_GOAL = 1.2  # load without cache over OpenVINO's compile_model of its own IR
+WARM_VS_XNNPACK_GOAL = 2.0  # second load with a cache over XNNPACK's load
+WHEEL_MB_GOAL = 1.0
+COLD_BUILD_S_GOAL = 60.0
+CONCURRENCY_SPEEDUP_GOAL = 1.5  # issue 19: THROUGHPUT with 2 threads over LATENCY (1 thread), calls/s
+# Issue 22, on CPUs with VNNI: INT8 MiniLM over float32, and over raw OpenVINO INT8 (NNCF on its own conversion).
+INT8_SPEEDUP_GOAL = 2.0
+INT8_PERCENT_GOAL = 5.0
+
+
+def _engines(results: dict) -> list[str]:
+    present = {key for m in results["models"].values() for key in m["engines"]}
+    return [k for k in ENGINE_ORDER if k in present]
+
+
+def _label(results: dict, key: str) -> str:
+    return next(m["engines"][key]["engine"] for m in results["models"].values() if key in m["engines"])
+
+
+def _fmt(value, spec: str, missing: str = "-") -> str:
+    return missing if value is None else format(value, spec)
+
+
+def goals(results: dict) -> list[tuple[str, str, bool | None]]:
+    """(goal, measured, met) for each goal that this run has figures for."""
+    models = results["models"]
+    out = []
+
+    def engine(model, key):
+        return models.get(model, {}).get("engines", {}).get(key)
+
+    def timed(e):
+        return e and "error" not in e
+
+    def percent(a, b):
+        return (a["median_ms"] / b["median_ms"] - 1) * 100
+
+    for model in models:
+        ours, fast, limit = engine(model, "delegate"), engine(model, "delegate_fast"), engine(model, "openvino")
+        if timed(ours) and timed(limit):
+            pct = percent(ours, limit)
+            out.append((f"{model}: delegate (default) over OpenVINO's own conversion <= {OPENVINO_PERCENT_GOAL:g}%",
+                        f"{pct:+.1f}%", pct <= OPENVINO_PERCENT_GOAL))
+        if timed(ours) and timed(fast):
+            pct = percent(ours, fast)
+            out.append((f"{model}: numerics=exact over numerics=fast <= {EXACT_PERCENT_GOAL:g}%",
+                        f"{pct:+.1f}%", pct <= EXACT_PERCENT_GOAL))
+    for model in ("minilm_b1", "minilm_b8"):
+        fast, raw = engine(model, "delegate_fast"), engine(model, "openvino_same_ir")
+        if timed(fast) and timed(raw):
+            pct = percent(fast, raw)
+            out.append((f"{model}: delegate (same IR) over the OpenVINO API <= {OVERHEAD_PERCENT_GOAL:g}%",
+                        f"{pct:+.1f}%", pct <= OVERHEAD_PERCENT_GOAL))
+    cpp = results.get("overhead_cpp")
+    if cpp:
+        for ours, theirs, what in [("delegate_same_buffers", "openvino_infer_only", "same buffers"),
+                                   ("delegate_alternating_buffers", "openvino_bind_infer", "new buffers")]:
+            us = cpp[ours]["median_us"] - cpp[theirs]["median_us"]
+            out.append((f"tiny_add in C++, {what}: delegate over OpenVINO's C API <= {TINY_OVERHEAD_US_GOAL:g} us",
+                        f"{us:+.2f} us", us <= TINY_OVERHEAD_US_GOAL))
+    tiny, raw = engine("tiny_add", "delegate"), engine("tiny_add", "openvino")
+    if timed(tiny) and timed(raw):
+        us = (tiny["median_ms"] - raw["median_ms"]) * 1e3
+        out.append((f"tiny_add from Python: executorch.runtime + delegate over OpenVINO's Python API "
+                    f"<= {TINY_OVERHEAD_US_GOAL:g} us", f"{us:+.1f} us", us <= TINY_OVERHEAD_US_GOAL))
+    for model, m in models.items():
+        ours, xnn = m["engines"].get("delegate"), m["engines"].get("xnnpack")
+        if timed(ours) and timed(xnn):
+            out.append((f"{model}: faster than XNNPACK (float32)",
+                        f"{ours['median_ms']:.3f} vs {xnn['median_ms']:.3f} ms", ours["median_ms"] < xnn["median_ms"]))
+    for model in ("minilm_b1", "minilm_b8"):
+        int8, float32 = engine(model, "delegate_int8"), engine(model, "delegate")
+        raw, xnn = engine(model, "openvino_int8"), engine(model, "xnnpack_int8")
+        if timed(int8) and timed(float32):
+            speedup = float32["median_ms"] / int8["median_ms"]
+            out.append((f"{model}: INT8 >= {INT8_SPEEDUP_GOAL:g}x faster than float32 (this delegate)",
+                        f"{speedup:.2f}x", speedup >= INT8_SPEEDUP_GOAL))
+        if timed(int8) and timed(raw):
+            pct = percent(int8, raw)
+            out.append((f"{model}: INT8 over OpenVINO's own INT8 (NNCF on convert_model) <= {INT8_PERCENT_GOAL:g}%",
+                        f"{pct:+.1f}%", pct <= INT8_PERCENT_GOAL))
+        if timed(int8) and timed(xnn):
+            out.append((f"{model}: INT8 faster than XNNPACK's INT8",
+                        f"{int8['median_ms']:.3f} vs {xnn['median_ms']:.3f} ms", int8["median_ms"] < xnn["median_ms"]))
+    for model, entry in (results.get("loading") or {}).get("cases", {}).items():
+        no_cache, warm, own, xnn = (entry[k] for k in ("delegate_no_cache", "delegate_cache_second",
+                                                       "openvino_no_cache", "xnnpack"))
+        if any("error" in r for r in (no_cache, warm, own, xnn)):
+            continue
+        weights_mib = entry["weights_bytes"] / 2**20
+        peak = max(no_cache["peak_above_imports_mib"], warm["peak_above_imports_mib"]) / weights_mib
+        out.append((f"{model}: peak RSS above imports <= {PEAK_RSS_GOAL:g}x the weights, with and without cache",
+                    f"{peak:.2f}x", peak <= PEAK_RSS_GOAL))
+        ratio = no_cache["load_s"] / own["load_s"]
+        out.append((f"{model}: load without cache <= {COLD_LOAD_GOAL:g}x OpenVINO's compile_model",
+                    f"{ratio:.2f}x", ratio <= COLD_LOAD_GOAL))
+        speedup = no_cache["load_s"] / warm["load_s"]
+        out.append((f"{model}: second load with a cache >= {CACHE_SPEEDUP_GOAL:g}x faster than without",
+                    f"{speedup:.1f}x", speedup >= CACHE_SPEEDUP_GOAL))
+        versus = warm["load_s"] / xnn["load_s"]
+        out.append((f"{model}: second load with a cache <= {WARM_VS_XNNPACK_GOAL:g}x XNNPACK's load",
+                    f"{versus:.1f}x", versus <= WARM_VS_XNNPACK_GOAL))
+    concurrency = results.get("concurrency")
+    if concurrency and concurrency.get("speedup") is not None:
+        out.append((f"THROUGHPUT 2 threads >= {CONCURRENCY_SPEEDUP_GOAL:g}x LATENCY calls/s, {concurrency['case']}",
+                    f"{concurrency['speedup']:.2f}x (over LATENCY's best of 1 and 2 threads)",
+                    concurrency["speedup"] >= CONCURRENCY_SPEEDUP_GOAL))
+    packaging = results.get("packaging")
+    if packaging:
+        mb = packaging["repaired_wheel_bytes"] / 1e6
+        out.append((f"repaired wheel <= {WHEEL_MB_GOAL:g} MB", f"{mb:.2f} MB", mb <= WHEEL_MB_GOAL))
+        out.append((f"cold wheel build <= {COLD_BUILD_S_GOAL:g} s", f"{packaging['cold_build_s']:.0f} s",
+                    packaging["cold_build_s"] <= COLD_BUILD_S_GOAL))
+    return out
+
+
+def concurrency_table(result: dict) -> str:
+    """The Markdown table of ``concurrency.measure``'s result: calls/s per engine, performance hint and threads."""
+    labels = {"delegate": "this delegate (`exov.load_method`)", "openvino": "OpenVINO API (same IR as numerics=fast)"}
+    engines = result["engines"]
+    counts = sorted({int(n) for hints in engines.values() for h in hints.values() for n in h["threads"]})
+    lines = ["| engine | performance_hint | streams | max concurrent calls | " +
+             " | ".join(f"{n} thread{'s' if n > 1 else ''} calls/s" for n in counts) + " |",
+             "|---|---|---:|---:|" + "---:|" * len(counts)]
+    for engine, hints in engines.items():
+        for hint, h in hints.items():
+            cells = [_fmt(h["threads"].get(str(n), {}).get("calls_per_s"), ".2f") for n in counts]
+            lines.append(f"| {labels.get(engine, engine)} | {hint} | {h['num_streams']} | {h['max_concurrent_calls']} | "
+                         + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def markdown(results: dict) -> str:
+    m = results["machine"]
+    engines = _engines(results)
+    features = m.get("cpu_features", {})
+    lines = [
+        f"Measured {m['date']} on {m['cpu']}, {m['cores']} cores (instruction sets: "
+        f"{', '.join(features.get('flags', [])) or 'unknown'}; OpenVINO's CPU capabilities: "
+        f"{', '.join(features.get('openvino_capabilities', [])) or 'unknown'}"
+        + (f"; OpenVINO's kernels limited to {features['onednn_max_cpu_isa']} by ONEDNN_MAX_CPU_ISA"
+           if features.get("onednn_max_cpu_isa") else "")
+        + f"); torch uses {m['threads']} threads, "
+        "OpenVINO and XNNPACK their defaults (one thread per core); "
+        f"torch {m['torch']}, executorch {m['executorch']}, OpenVINO {m['openvino']}, "
+        f"executorch-openvino {m['executorch_openvino']}.",
+        "",
+        "Median latency per call in ms, and its ratio to OpenVINO's own conversion of the same `torch.export` "
+        "program (`openvino.convert_model`, run through its Python API) in the same run "
+        f"(`*`: an engine slower than {SLOW_CALL_S:g} s per call is given by its single first call):",
+        "",
+        "| model | " + " | ".join(_label(results, k) for k in engines) + " |",
+        "|---|" + "---:|" * len(engines),
+    ]
+    for name, model in results["models"].items():
+        cells = []
+        for key in engines:
+            e = model["engines"].get(key)
+            if e is None or "error" in e:
+                cells.append("-" if e is None else "failed")
+            else:
+                star = "*" if e.get("single_cold_call") else ""
+                cells.append(f"{e['median_ms']:.3f}{star} ({_fmt(e['ratio_to_openvino'], '.2f', '?')}x)")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", "OpenVINO operations (Parameters, Results and Constants left out) of OpenVINO's own conversion, "
+              "of the same IR as the delegate's, and of the delegate's partitions (partition count), and the "
+              "operation types where they differ most:", "",
+              "| model | convert_model | same IR | delegate | delegate, fast | delegate, nothing kept | most different "
+              "types (convert_model / delegate) |", "|---|---:|---:|---:|---:|---:|---|"]
+    for name, model in results["models"].items():
+        ir = {k: e.get("ir_operations") for k, e in model["engines"].items() if e.get("ir_operations")}
+        if not ir:
+            continue
+
+        def cell(key):
+            v = ir.get(key)
+            return "-" if v is None else f"{v['total']}" + (f" ({v['partitions']})" if key.startswith("delegate")
+                                                              else "")
+        differ = ""
+        if "openvino" in ir and "delegate" in ir:
+            a, b = ir["openvino"]["types"], ir["delegate"]["types"]
+            gaps = sorted(set(a) | set(b), key=lambda t: -abs(a.get(t, 0) - b.get(t, 0)))[:5]
+            differ = ", ".join(f"{t} {a.get(t, 0)}/{b.get(t, 0)}" for t in gaps if a.get(t, 0) != b.get(t, 0))
+        lines.append(f"| {name} | {cell('openvino')} | {cell('openvino_same_ir')} | {cell('delegate')} | "
+                     f"{cell('delegate_fast')} | {cell('delegate_decomposed')} | {differ} |")
+    lines += ["", "Per engine: p90 latency, max abs difference from eager PyTorch, lowering and load time "
+              "(in this process), timed calls:", "",
+              "| model | engine | median ms | p90 ms | max abs vs eager | lowering s | load s | calls |",
+              "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for name, model in results["models"].items():
+        for key in engines:
+            e = model["engines"].get(key)
+            if e and "error" in e:
+                lines.append(f"| {name} | {e['engine']} | failed: {e['error']} | | | | | |")
+            elif e:
+                lines.append(f"| {name} | {e['engine']} | {e['median_ms']:.3f} | {_fmt(e['p90_ms'], '.3f')} | "
+                             f"{e['max_abs_vs_eager']:.1e} | {_fmt(e['lower_s'], '.1f')} | "
+                             f"{_fmt(e['load_s'], '.3f')} | {e['calls']} |")
+    cpp = results.get("overhead_cpp")
+    if cpp:
+        lines += ["", "tiny_add from C++ with no Python (`benchmarks/overhead.cpp`), microseconds per call: "
+                  "OpenVINO's C API with the tensors bound once (`infer_only`) or wrapped and set every call "
+                  "(`bind_infer`), and the delegate's `BackendInterface::execute` with the same buffers every call "
+                  "(ExecuTorch's planned memory) or alternating between two sets:", "",
+                  "| way | median us | p90 us | calls |", "|---|---:|---:|---:|"]
+        lines += [f"| {k} | {v['median_us']:.2f} | {v['p90_us']:.2f} | {v['calls']} |" for k, v in cpp.items()]
+    if results.get("loading"):
+        from loading import markdown as loading_markdown
+
+        lines += ["", loading_markdown(results["loading"]).rstrip("\n")]
+    memory = results.get("lifecycle_memory")
+    if memory:
+        lines += ["", "`OpenVINOBackend` of MiniLM (batch 1) in a fresh process (`lifecycle_probe.py`): resident memory "
+                  "per state, MiB, after 3 calls when active; two activate/deactivate cycles. The first activation "
+                  "also loads OpenVINO's CPU plugin, which stays with the process:", ""]
+        if "error" in memory:
+            lines.append(f"failed: {memory['error']}")
+        else:
+            states = ("checkpoint_loaded", "active", "inactive", "active_again", "inactive_again")
+            lines += ["| " + " | ".join(states) + " | compiled models active / inactive |",
+                      "|" + "---:|" * (len(states) + 1),
+                      "| " + " | ".join(f"{memory[s]:.0f}" for s in states) +
+                      f" | {memory['compiled_models_active']} / {memory['compiled_models_inactive']} |"]
+    concurrency = results.get("concurrency")
+    if concurrency:
+        lines += ["", f"Calls per second of one loaded {concurrency['case']} program called from 1, 2 and 4 threads "
+                  "at once, by performance hint; OpenVINO's API with one infer request per thread as the limit "
+                  f"(`benchmarks/concurrency.py`; medians of {concurrency['rounds']} rounds of "
+                  f"{concurrency['seconds']:g} s):", "", concurrency_table(concurrency)]
+    packaging = results.get("packaging")
+    if packaging:
+        lines += ["", f"Repaired wheel: {packaging['repaired_wheel_bytes'] / 1e6:.2f} MB "
+                  f"({packaging['repaired_wheel']}). Wheel build: cold {packaging['cold_build_s']:.1f} s, "
+                  f"warm (one source file touched) {packaging['warm_build_s']:.1f} s."]
+    lines += ["", "| goal | measured | met |", "|---|---|---|"]
+    lines += [f"| {g} | {v} | {'yes' if ok else 'NO'} |" for g, v, ok in goals(results)]
+    return "\n".join(lines) + "\n"
+
+
+def chart(results: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    engines = _engines(results)
+    models = list(results["models"])
+    width = 0.8 / len(engines)
+    fig, ax = plt.subplots(figsize=(1.8 * len(models) + 3, 4.5))
+    for i, key in enumerate(engines):
+        ratios = [results["models"][m]["engines"].get(key, {}).get("ratio_to_openvino") or 0 for m in models]
+        bars = ax.bar([x + i * width for x in range(len(models))], ratios, width, label=_label(results, key))
+        for bar, m in zip(bars, models):  # a slow engine's single cold call: hatched
+            if results["models"][m]["engines"].get(key, {}).get("single_cold_call"):
+                bar.set_hatch("//")
+    ax.set_yscale("log")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(models))], models)
+    ax.set_ylabel("median latency / OpenVINO convert_model (log)")
+    ax.set_title("Latency relative to OpenVINO's own conversion (lower is faster; hatched: one cold call)")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_reports(results: dict, out: Path) -> None:
+    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
+    text = markdown(results)
+    (out / "results.md").write_text(text)
+    chart(results, out / "latency.png")
+    print("\n" + text)
+    print(f"wrote {out / 'results.json'}, {out / 'results.md'}, {out / 'latency.png'}")

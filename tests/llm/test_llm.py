@@ -1,0 +1,176 @@
+"""Language models end to end on a tiny random-weight Llama: export with a static KV cache, both lowering
+paths, the cache kept inside the delegate, generation equal to eager, and a compressed variant, with
+each OpenVINO release (the commands and ``exov.lower``'s options: test_llm_commands.py).
+
+The model is LlamaForCausalLM with 2 layers and a 128-token vocabulary, weights from a fixed seed; the
+eager reference recomputes every step from all tokens without a cache, so it shares no cache code with
+the program. SmolLM2 runs by hand (``nox -s llm_bench``, docs/development.md).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import executorch_openvino as exov
+from exov_testing.llm_models import eager_greedy, tiny_llama
+
+pytestmark = [pytest.mark.older_openvino]
+
+transformers = pytest.importorskip("transformers")
+
+PROMPTS = ([5, 17, 42, 9], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], [99])
+NEW_TOKENS = 64
+CONTEXT = 96
+# Logits of this model are of order 1: bf16 (8 mantissa bits) would be off by about 1e-2.
+LOGITS_TOLERANCE = dict(rtol=1e-4, atol=1e-4)
+
+
+def method_greedy(method, prompt: list, new_tokens: int) -> tuple[list, list]:
+    """The same loop through the program: the prompt in one call, then one token per call."""
+    logits = []
+    out = method.execute([torch.tensor([prompt]), torch.arange(len(prompt))])[0]
+    tokens, position = [], len(prompt)
+    for _ in range(new_tokens):
+        logits.append(out[0, -1])
+        tokens.append(int(out[0, -1].argmax()))
+        out = method.execute([torch.tensor([[tokens[-1]]]), torch.tensor([position])])[0]
+        position += 1
+    return tokens, logits
+
+
+@pytest.fixture(scope="module")
+def model():
+    return tiny_llama()
+
+
+@pytest.fixture(scope="module")
+def eager(model):
+    return [eager_greedy(model, prompt, NEW_TOKENS) for prompt in PROMPTS]
+
+
+@pytest.fixture(scope="module")
+def f32_program(model, tmp_path_factory):
+    program = exov.export_llm(model, max_context_len=CONTEXT)
+    path = tmp_path_factory.mktemp("llm") / "tiny.pte"
+    program.save(path)
+    return program, path
+
+
+def test_cache_updates_are_inside_the_delegate(f32_program):
+    program, _ = f32_program
+    graph = program.program.exported_program()
+    # ExecuTorch's program no longer holds the key/value caches: they are OpenVINO state.
+    kept = set(graph.graph_signature.buffers_to_mutate.values())
+    assert not any("key_cache" in name or "value_cache" in name for name in kept), kept
+    assert not any("index_put" in str(n.target) for n in graph.graph.nodes if n.op == "call_function")
+    summary = exov.delegation_summary(program.program)
+    # One partition: positions are declared in range (input_ranges), so their arithmetic is delegated too.
+    assert summary.partitions == 1, summary
+    assert program.metadata["get_max_context_len"] == CONTEXT
+    assert program.metadata["get_eos_ids"] == [2] and program.metadata["get_bos_id"] == 1
+
+
+def test_generation_from_the_file_equals_eager(f32_program, model, eager):
+    _, path = f32_program
+    method = exov.load_method(path)
+    for prompt, (tokens, logits) in zip(PROMPTS, eager):
+        got_tokens, got_logits = method_greedy(method, prompt, NEW_TOKENS)
+        assert got_tokens == tokens, prompt
+        torch.testing.assert_close(torch.stack(got_logits), torch.stack(logits), **LOGITS_TOLERANCE)
+
+
+def test_generate_restarts_and_two_methods_keep_their_own_cache(f32_program, eager):
+    program, path = f32_program
+    first, second = exov.load_method(path), exov.load_method(program.buffer)
+    expected = [tokens for tokens, _ in eager]
+    # Interleaved: each method's cache holds its own sequence.
+    a = exov.generate(first, PROMPTS[0], NEW_TOKENS)
+    b = exov.generate(second, PROMPTS[1], NEW_TOKENS)
+    assert a.tokens == _until_eos(expected[0]) and b.tokens == _until_eos(expected[1])
+    # A new sequence from position 0 overwrites what the cache held (no reset needed), several times.
+    for index in (2, 0, 2):
+        assert exov.generate(first, PROMPTS[index], NEW_TOKENS).tokens == _until_eos(expected[index])
+
+
+def _until_eos(tokens: list) -> list:
+    return tokens[:tokens.index(2) + 1] if 2 in tokens else tokens
+
+
+def test_prompt_longer_than_one_call_and_continuation(f32_program, eager):
+    _, path = f32_program
+    method = exov.load_method(path)
+    # Position after position, one token per call, gives the same cache as one prompt call.
+    prompt, (tokens, _) = PROMPTS[1], eager[1]
+    for position, token in enumerate(prompt[:-1]):
+        method.execute([torch.tensor([[token]]), torch.tensor([position])])
+    result = exov.generate(method, prompt[-1:], NEW_TOKENS - 8, start_position=len(prompt) - 1)
+    assert result.tokens == _until_eos(tokens[:NEW_TOKENS - 8])
+
+
+def test_positions_outside_the_cache_fail_and_later_calls_refuse(f32_program):
+    _, path = f32_program
+    method = exov.load_method(path)
+    with pytest.raises(Exception, match=r"input 'cache_position' was given a value outside 0..95"):
+        method.execute([torch.tensor([[3]]), torch.tensor([CONTEXT])])
+    # The failed call wrote OpenVINO's state: the method says so instead of computing from it.
+    with pytest.raises(Exception, match=r"load the method again"):
+        method.execute([torch.tensor([[3]]), torch.tensor([0])])
+    with pytest.raises(ValueError, match=r"KV cache holds 96"):
+        exov.generate(exov.load_method(path), [1] * 40, 60)
+
+
+def test_executorch_lowering_path_and_undelegated_cache_update(model, eager):
+    from executorch.exir import to_edge_transform_and_lower
+
+    from executorch_openvino.llm.export import export_decoder
+
+    for skip in (None, {"aten.index_put.default"}):
+        exported, metadata = export_decoder(model, CONTEXT)
+        partitioner = exov.OpenvinoPartitioner(op_types_to_skip=skip)
+        edge = to_edge_transform_and_lower(exported, partitioner=[partitioner], constant_methods=metadata)
+        kept = set(edge.exported_program().graph_signature.buffers_to_mutate.values())
+        # Skipping the cache writes leaves the caches with ExecuTorch, updated by its kernels: still right.
+        assert any("key_cache" in name for name in kept) == (skip is not None)
+        method = exov.load_method(edge.to_executorch().buffer)
+        tokens, logits = method_greedy(method, PROMPTS[0], 16)
+        assert tokens == eager[0][0][:16]
+        torch.testing.assert_close(torch.stack(logits), torch.stack(eager[0][1][:16]), **LOGITS_TOLERANCE)
+
+
+def test_int4_weights_stay_compressed_and_close(model, eager, f32_program):
+    pytest.importorskip("nncf", reason="the quantize extra (pip install 'executorch-openvino[quantize]')")
+    from executorch_openvino.processed_blob import read_header
+
+    # 64-wide rows: groups of 32 values per scale.
+    program = exov.export_llm(model, max_context_len=CONTEXT, weights="int4", group_size=32)
+    blob = _delegate_blobs(program.buffer)
+    xml = b"".join(b[read_header(b).xml_offset:read_header(b).xml_offset + read_header(b).xml_size] for b in blob)
+    assert b'element_type="u4"' in xml or b'element_type="i4"' in xml  # 4-bit constants in the IR
+    assert len(program.buffer) < 0.6 * len(f32_program[0].buffer)
+    method = exov.load_method(program.buffer)
+    _, logits = method_greedy(method, PROMPTS[0], 1)
+    error = (logits[0] - eager[0][1][0]).abs().max().item()
+    assert 1e-5 < error < 0.1, error  # changed by 4-bit weights, and still the model's logits
+
+
+def _delegate_blobs(pte: bytes) -> list:
+    from executorch_openvino.processed_blob import MAGIC, read_header
+
+    blobs, at = [], pte.find(MAGIC)
+    while at >= 0:
+        header = read_header(pte, at)
+        blobs.append(pte[at:at + header.weights_offset + header.weights_size])
+        at = pte.find(MAGIC, at + 8)
+    return blobs
+
+
+def test_weight_compression_options_are_checked():
+    with pytest.raises(ValueError, match="'weight_compression' is 'int3'"):
+        exov.OpenvinoPartitioner(weight_compression="int3")
+    with pytest.raises(ValueError, match="'weight_group_size' is '0'"):
+        exov.OpenvinoPartitioner(weight_compression="int4", weight_group_size=0)
+    with pytest.raises(ValueError, match="weights is 'fp16'"):
+        exov.export_llm(tiny_llama(), weights="fp16")
+
+

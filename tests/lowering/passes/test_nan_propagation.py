@@ -1,0 +1,94 @@
+"""NaN and infinities come out of delegated min/max-type ops as they do in eager PyTorch.
+
+OpenVINO's CPU plugin drops NaN in these ops (``relu(nan) == 0``); with the
+default ``numerics="exact"`` the delegate restores it (nan_propagation.py), and
+``numerics="fast"`` keeps OpenVINO's answer (the control below).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import executorch_openvino as exov
+from exov_testing.programs import lower, run
+
+NAN, INF = float("nan"), float("inf")
+# Rows: a NaN among numbers, +inf, all -inf, a plain row, and -inf beside numbers.
+X = torch.tensor([
+    [1.0, NAN, 3.0, -2.0, 0.5, 4.0],
+    [INF, -1.0, 2.0, 0.5, -3.0, 1.0],
+    [-INF, -INF, -INF, -INF, -INF, -INF],
+    [0.25, -0.5, 1.5, 2.0, -1.0, 0.0],
+    [-INF, 2.0, 1.0, -0.5, 3.0, 0.125],
+])
+
+OPS = {
+    "relu": lambda x: torch.relu(x),
+    "clamp": lambda x: torch.clamp(x, -1.0, 1.0),
+    "clamp_min": lambda x: torch.clamp(x, min=0.0),
+    "hardtanh": lambda x: F.hardtanh(x),
+    "relu6": lambda x: F.relu6(x),
+    "maximum": lambda x: torch.maximum(x, torch.zeros_like(x)),
+    "minimum_broadcast": lambda x: torch.minimum(x, x[:1]),
+    "amax": lambda x: x.amax(dim=1),
+    "amax_all_keepdim": lambda x: x.amax(dim=(0, 1), keepdim=True),
+    "amin": lambda x: x.amin(dim=0),
+    "max_pool1d": lambda x: F.max_pool1d(x.unsqueeze(0), 2),
+    "max_pool2d_padded": lambda x: F.max_pool2d(x.reshape(1, 1, 5, 6), 3, stride=2, padding=1),
+    "max_pool3d": lambda x: F.max_pool3d(x.reshape(1, 1, 5, 2, 3), 2, ceil_mode=True),
+    # A pool after a clamp from below takes the cheaper rewrite (no -inf windows to look for).
+    "relu_max_pool2d": lambda x: F.max_pool2d(torch.relu(x.reshape(1, 1, 5, 6)), 2, ceil_mode=True),
+    "clamp_max_pool2d": lambda x: F.max_pool2d(torch.clamp(x.reshape(1, 1, 5, 6), min=-1.0), 2, ceil_mode=True),
+    "sigmoid_max_pool2d": lambda x: F.max_pool2d(torch.sigmoid(x.reshape(1, 1, 5, 6)), 3, stride=1, padding=1),
+    "clamp_above_max_pool2d": lambda x: F.max_pool2d(torch.clamp(x.reshape(1, 1, 5, 6), max=1.0), 2),
+    # min finite but max -inf: every value is -inf (found by a tester: the shortcut gave -3.4e38)
+    "clamp_to_minus_inf_max_pool2d": lambda x: F.max_pool2d(torch.clamp(x.reshape(1, 1, 5, 6), 0.0, -INF), 2),
+    "softmax": lambda x: torch.softmax(x, dim=1),
+    "softmax_dim0": lambda x: torch.softmax(x, dim=0),
+    "log_softmax": lambda x: torch.log_softmax(x, dim=-1),
+}
+
+
+class Op(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(x)
+
+
+def _same(actual: torch.Tensor, expected: torch.Tensor) -> bool:
+    """NaN in the same places, the same infinities, and f32-close numbers elsewhere."""
+    return (actual.shape == expected.shape and actual.dtype == expected.dtype
+            and torch.equal(torch.isnan(actual), torch.isnan(expected))
+            and torch.allclose(actual, expected, rtol=1e-6, atol=1e-7, equal_nan=True))
+
+
+@pytest.mark.parametrize("name", list(OPS))
+def test_nan_and_infinities_propagate_as_in_eager(name):
+    pte, summary = lower(Op(OPS[name]), (X,))
+    assert summary.delegated == summary.total, f"{name} was not delegated"
+    expected = OPS[name](X)
+    assert torch.isnan(expected).any()  # the case does exercise NaN
+    actual = run(pte, (X,))[0]
+    assert _same(actual, expected), f"{name}: eager {expected.flatten().tolist()}, got {actual.flatten().tolist()}"
+    finite = X.nan_to_num(nan=0.5, posinf=5.0, neginf=-5.0)
+    assert _same(run(pte, (finite,))[0], OPS[name](finite))  # and numbers stay what they were
+
+
+@pytest.mark.parametrize("name", ["relu", "amax", "max_pool2d_padded", "softmax"])
+def test_numerics_fast_leaves_openvinos_answer(name):
+    # The control: without the rewrite OpenVINO drops the NaN, so the test above can fail.
+    pte, _ = lower(Op(OPS[name]), (X,), partitioner=exov.OpenvinoPartitioner(numerics="fast"))
+    assert not _same(run(pte, (X,))[0], OPS[name](X))
+
+
+def test_integer_inputs_are_left_alone():
+    x = torch.tensor([[3, -2, 7], [0, -9, 4]], dtype=torch.int32)
+    fn = lambda t: torch.clamp(torch.relu(t), max=5).amax(dim=1)  # noqa: E731
+    pte, summary = lower(Op(fn), (x,))
+    actual = run(pte, (x,))[0]
+    assert actual.dtype == torch.int32 and torch.equal(actual, fn(x))

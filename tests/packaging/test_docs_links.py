@@ -1,0 +1,68 @@
+"""The documentation's relative links resolve, and the README shows the test command CI runs.
+
+Reads README.md and docs/**/*.md only (no import of the package): every relative
+link must name an existing file or folder of the repository, and a ``#fragment``
+must name a heading of the target file (GitHub's anchors). The README's test
+command must be the nox command that .ci/run runs.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from exov_testing.environment import REPOSITORY
+
+ROOT = REPOSITORY
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
+INLINE_CODE = re.compile(r"`[^`\n]*`")
+LINK = re.compile(r"\[[^\]\n]*\]\(([^)\s]+)\)")
+HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.M)
+NOX_COMMAND = re.compile(r"python3 -m nox -s lint tests\b[^\n]*")
+
+
+def _prose(text: str) -> str:
+    """The Markdown without code blocks and inline code, where link syntax is not a link."""
+    return INLINE_CODE.sub("", FENCE.sub("", text))
+
+
+def _anchors(path: Path) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens, repeats numbered."""
+    seen: dict[str, int] = {}
+    anchors = set()
+    for heading in HEADING.findall(FENCE.sub("", path.read_text())):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        anchors.add(slug if count == 0 else f"{slug}-{count}")
+    return anchors
+
+
+def _broken_links(document: Path) -> list[str]:
+    broken = []
+    for target in LINK.findall(_prose(document.read_text())):
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # https:, mailto: ...
+            continue
+        path_part, _, fragment = target.partition("#")
+        resolved = (document.parent / path_part).resolve() if path_part else document
+        if not resolved.exists():
+            broken.append(f"{target}: no such file")
+        elif fragment and resolved.suffix == ".md" and fragment not in _anchors(resolved):
+            broken.append(f"{target}: no heading with the anchor #{fragment}")
+    return broken
+
+
+def test_relative_links_resolve():
+    assert len(DOCUMENTS) > 1, "docs/ holds no Markdown files"
+    broken = {str(d.relative_to(ROOT)): b for d in DOCUMENTS if (b := _broken_links(d))}
+    assert not broken, f"broken links: {broken}"
+
+
+def test_readme_shows_the_test_command_ci_runs():
+    ci = NOX_COMMAND.findall((ROOT / ".ci" / "run").read_text())
+    readme = NOX_COMMAND.findall((ROOT / "README.md").read_text())
+    assert len(ci) == 1, f".ci/run should run one nox tests command, found {ci}"
+    assert ci[0] in readme, f"the README does not show .ci/run's command {ci[0]!r}; it shows {readme}"
+    line = f"python3 -m pip install 'nox>=2024.4' && {ci[0]}"
+    assert line in (ROOT / "README.md").read_text().splitlines(), f"the README lacks the line {line!r}"

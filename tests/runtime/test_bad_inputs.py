@@ -1,0 +1,197 @@
+"""Inputs a loaded method or the lowering does not take: each gets a message naming
+what was wrong and what to pass, and the same method still runs a good call after.
+
+(Bad blobs: test_processed_blob.py; bad OpenVINO libraries: test_library_loading.py;
+bad compile specs: test_compile_specs.py; another executorch: test_version_check.py.)
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import executorch_openvino as exov
+from executorch_openvino.api import delegation_summary
+
+from exov_testing.programs import assert_matches_eager, eager, Fn, lower, OneInput
+
+pytestmark = [pytest.mark.own_runtime, pytest.mark.native]
+
+
+def _model(x):
+    return torch.relu(x) * 2 + 1
+
+
+X = torch.randn(1, 3, 4, 4)
+
+
+@pytest.fixture(scope="module")
+def method():
+    pte, summary = lower(OneInput(_model), (X,))
+    assert summary.delegated == summary.total
+    return exov.load_method(pte)
+
+
+def _still_works(method):
+    assert_matches_eager(list(method.execute([X])), eager(OneInput(_model), (X,)))
+
+
+REFUSED = {
+    "float64 instead of float32": ([X.double()], "input 0 of method 'forward' has dtype torch.float64, the method was "
+                                                 "exported for torch.float32; pass x.to(torch.float32) for it"),
+    "int32 instead of float32": ([X.int()], "has dtype torch.int32, the method was exported for torch.float32"),
+    "complex64": ([torch.complex(X, X)], "has dtype torch.complex64, the method was exported for torch.float32; "
+                                         "complex values have no OpenVINO type"),
+    "one dimension": ([X[0, 0, 0]], "has 1 dimension (shape (4,)), the method was exported for 4"),
+    "one dimension too few": ([X[0]], "input 0 of method 'forward' has 3 dimensions (shape (3, 4, 4)), the method "
+                                      "was exported for 4 (shape (1, 3, 4, 4))"),
+    "a wrong size": ([torch.randn(1, 3, 4, 5)], "input 0 of method 'forward' has shape (1, 3, 4, 5), the method was "
+                                                "exported for (1, 3, 4, 4)"),
+    "zero-size instead of static": ([torch.randn(0, 3, 4, 4)], "has shape (0, 3, 4, 4), the method was exported for "
+                                                               "(1, 3, 4, 4)"),
+    "two inputs for one": ([X, X], "method 'forward' takes 1 input, 2 were given; pass exactly 1, in one list"),
+    "no inputs": ([], "method 'forward' takes 1 input, 0 were given"),
+    "an int for a tensor": ([3], "input 0 of method 'forward' is of type int, the method takes a torch.float32 tensor "
+                                 "of shape (1, 3, 4, 4)"),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_refused_input_names_what_is_wrong_and_the_method_still_runs(method, case):
+    inputs, message = REFUSED[case]
+    with pytest.raises(ValueError) as info:
+        method.execute(inputs)
+    assert message in str(info.value)
+    _still_works(method)
+
+
+LAYOUTS = {
+    "channels_last": X.contiguous(memory_format=torch.channels_last),
+    "transposed": torch.randn(1, 3, 4, 4).transpose(2, 3),
+    "every other column": torch.randn(1, 3, 4, 8)[..., ::2],
+    "expanded (stride 0)": torch.randn(1, 1, 4, 4).expand(1, 3, 4, 4),
+}
+
+
+@pytest.mark.parametrize("case", list(LAYOUTS))
+def test_any_memory_layout_gives_eagers_values(method, case):
+    # executorch.runtime alone copies such a tensor's memory as if it were
+    # contiguous and returns scrambled values (measured: max abs error 4.8 here).
+    x = LAYOUTS[case]
+    assert not x.is_contiguous()
+    assert_matches_eager(list(method.execute([x])), eager(OneInput(_model), (x,)))
+    _still_works(method)
+
+
+def test_a_channels_last_example_is_lowered_as_contiguous():
+    x = X.contiguous(memory_format=torch.channels_last)
+    program = exov.lower(OneInput(_model), (x,))
+    summary = delegation_summary(program.exported_program())
+    assert summary.delegated == summary.total
+    method = exov.load_method(program.buffer)
+    for given in (x, X):
+        assert_matches_eager(list(method.execute([given])), eager(OneInput(_model), (given,)))
+
+
+def test_past_a_dynamic_upper_bound_names_the_bound():
+    x = torch.randn(4, 3)
+    n = torch.export.Dim("n", min=1, max=100)
+    method = exov.load_method(exov.lower(OneInput(_model), (x,), dynamic_shapes={"x": {0: n}}).buffer)
+    with pytest.raises(ValueError, match=r"has shape \(101, 3\), the method was exported for \(100, 3\) \(for "
+                                         r"dimensions exported as dynamic: their upper bounds\)"):
+        method.execute([torch.randn(101, 3)])
+    for rows in (1, 7, 100):
+        y = torch.randn(rows, 3)
+        assert_matches_eager(list(method.execute([y])), eager(OneInput(_model), (y,)))
+
+
+@pytest.mark.parametrize("second, message", [
+    (torch.tensor([3]), r"input 1 of method 'forward' has dtype torch.int64, the method was exported for torch.int32"),
+    (torch.tensor([3, 4], dtype=torch.int32), r"input 1 of method 'forward' has shape \(2,\), the method was exported "
+                                              r"for \(1,\)"),
+], ids=["dtype", "shape"])
+def test_a_smaller_dynamic_input_is_not_blamed_for_a_later_inputs_mistake(second, message):
+    # A tester found "input 0 ... has shape (6, 16)" for a valid input 0 below its bound.
+    class Scale(torch.nn.Module):
+        def forward(self, x, k):
+            return x * k.to(torch.float32)
+
+    model = Scale()
+    n = torch.export.Dim("n", min=1, max=64)
+    method = exov.load_method(exov.lower(model, (torch.randn(8, 16), torch.tensor([3], dtype=torch.int32)),
+                                         dynamic_shapes=({0: n}, None)).buffer)
+    small = torch.randn(6, 16)
+    with pytest.raises(ValueError, match=message):
+        method.execute([small, second])
+    k = torch.tensor([3], dtype=torch.int32)
+    assert_matches_eager(list(method.execute([small, k])), eager(model, (small, k)))
+
+
+def test_a_wrong_static_size_next_to_a_dynamic_one_is_refused_by_the_delegate():
+    # ExecuTorch checks a dynamic input only against its element count: (2, 4)
+    # fits a (n <= 100, 3) input's capacity, and OpenVINO would read it as (2, 3).
+    x = torch.randn(4, 3)
+    n = torch.export.Dim("n", min=1, max=100)
+    model = OneInput(lambda t: torch.nn.functional.linear(t, torch.ones(5, 3)))
+    method = exov.load_method(exov.lower(model, (x,), dynamic_shapes={"x": {0: n}}).buffer)
+    for shape in ((2, 4), (2, 1), (1, 1), (4,)):
+        with pytest.raises((RuntimeError, ValueError)) as info:
+            method.execute([torch.randn(*shape)])
+        assert "the model was lowered for (" in str(info.value) or "dimension" in str(info.value), str(info.value)
+    with pytest.raises(RuntimeError, match=r"execute: input 0 has shape \(2, 4\) but the model was lowered for "
+                                           r"\(\d+\.\.(\d+)?, 3\); pass such a shape"):
+        method.execute([torch.randn(2, 4)])
+    for rows in (1, 9):
+        y = torch.randn(rows, 3)
+        assert_matches_eager(list(method.execute([y])), eager(model, (y,)))
+
+
+def test_a_lone_tensor_stands_for_a_list_of_one(method):
+    assert_matches_eager(list(method.execute(X)), eager(OneInput(_model), (X,)))
+
+
+def test_a_method_with_a_non_tensor_input_keeps_executorchs_error():
+    # ExecuTorch 1.5.1 takes no int method inputs at all; the explanation must
+    # not replace its error with one of its own (it used to raise IndexError).
+    model = Fn(lambda x, n: x * n)
+    method = exov.load_method(exov.lower(model, (X, 3)).buffer)
+    with pytest.raises(RuntimeError, match="set_inputs"):
+        method.execute([X, 2.5])
+
+
+def test_a_nested_channels_last_example_is_lowered_as_contiguous():
+    x = X.contiguous(memory_format=torch.channels_last)
+    model = OneInput(lambda xs: torch.relu(xs[0]) * 2 + xs[1])
+    method = exov.load_method(exov.lower(model, ([x, x],)).buffer)
+    assert_matches_eager(list(method.execute([X, x])), eager(Fn(lambda a, b: torch.relu(a) * 2 + b), (X, x)))
+
+
+def test_zero_size_tensors_run_when_exported_so():
+    x = torch.randn(0, 3)
+    method = exov.load_method(exov.lower(OneInput(_model), (x,)).buffer)
+    (out,) = method.execute([torch.randn(0, 3)])
+    assert out.shape == (0, 3) and out.dtype == torch.float32
+
+
+def test_complex_tensors_are_refused_at_lowering_with_the_way_around():
+    model = OneInput(lambda x: torch.view_as_real(torch.view_as_complex(x) * 2))
+    with pytest.raises(TypeError, match=r"is a torch.complex64 tensor: neither OpenVINO nor ExecuTorch's edge "
+                                        r"dialect takes complex dtypes. Carry real and imaginary parts as a "
+                                        r"trailing dimension of 2 \(torch.view_as_real\)"):
+        exov.lower(model, (torch.randn(3, 2),))
+
+
+@pytest.mark.parametrize("device,suggestion", [("cpu", "'CPU'"), ("Gpu.0", "'GPU.0'"), ("auto:cpu", "'AUTO:CPU'")])
+def test_a_lower_case_device_is_refused_at_lowering(device, suggestion):
+    with pytest.raises(ValueError, match=f"compile spec 'device' is '{device}'; OpenVINO device names are upper "
+                                         f"case \\(did you mean {suggestion}\\?\\)"):
+        exov.lower(OneInput(_model), (X,), device=device)
+
+
+def test_an_unknown_device_fails_at_load_naming_the_available_ones(method):
+    pte = exov.lower(OneInput(_model), (X,), device="TPU").buffer
+    with pytest.raises(RuntimeError, match=r"OpenVINO device 'TPU' is not available on this machine "
+                                           r"\(available: CPU[^)]*\)\. Lower the model with compile spec device "
+                                           r"set to one of those"):
+        exov.load_method(pte)
+    _still_works(method)

@@ -1,0 +1,332 @@
+"""OpenVINO's model cache through the delegate's ``cache_dir`` backend option (``set_cache_dir``).
+
+The first load of a program writes each partition's IR into the cache folder
+(``ir/<digest>.xml`` and ``.bin``) and compiles it through OpenVINO's cache;
+a later load, in this process or another, imports it instead (the compiled
+model reports ``LOADED_FROM_CACHE``), with the same outputs. Another precision
+is another cache entry, a damaged entry or IR file is compiled again, two
+processes filling one entry leave a valid one, and bad folders are refused
+with a clear error.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+import executorch_openvino as exov
+from exov_testing.environment import run_python_json
+from exov_testing.programs import assert_matches_eager, eager, Fn, lower
+
+pytestmark = [pytest.mark.native]
+
+
+@pytest.fixture
+def cache(tmp_path):
+    folder = tmp_path / "ov-cache"
+    exov.set_cache_dir(folder)
+    yield folder
+    exov.set_cache_dir(None)
+
+
+def _model_and_inputs():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(24, 48), torch.nn.GELU(), torch.nn.Linear(48, 8)).eval()
+    return model, (torch.randn(5, 24),)
+
+
+def _entry(name: str) -> str:
+    """The cache folder of a compile configuration ("CPU_f32") with the loaded OpenVINO's release and this
+    CPU's instruction sets: FNV-1a of /proc/cpuinfo's first "flags" (or ARM's "Features") line from its ':'."""
+    line = next(line for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith(("flags", "Features")))
+    digest = 2166136261
+    for byte in line[line.index(":"):].encode():
+        digest = ((digest ^ byte) * 16777619) % 2**32
+    return f"{name}-openvino-{exov.library_info()['version'].split('-')[0]}-cpu{digest:08x}"
+
+
+def _ir_files(cache: Path) -> list[Path]:
+    return sorted((cache / "ir").iterdir())
+
+
+def _load_and_run(pte: bytes, inputs: tuple) -> tuple[list, dict]:
+    outputs = list(exov.load_method(pte).execute(list(inputs)))
+    return outputs, exov.last_compile_report()
+
+
+def test_the_second_load_imports_the_compiled_model_from_the_cache(cache):
+    model, inputs = _model_and_inputs()
+    pte, summary = lower(model, inputs)
+    assert summary.partitions == 1
+    assert exov.cache_dir() == str(cache) and cache.is_dir()
+
+    first, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is False
+    entries = sorted(p.relative_to(cache) for p in cache.rglob("*"))
+    assert entries, "compiling with a cache folder wrote nothing into it"
+    second, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is True and report["weights"] == "model cache"
+    assert sorted(p.relative_to(cache) for p in cache.rglob("*")) == entries  # nothing new written
+    assert [p.suffix for p in _ir_files(cache)] == [".bin", ".checked", ".lock", ".xml"]
+
+    assert_matches_eager(first, eager(model, inputs))
+    assert all(torch.equal(a, b) for a, b in zip(first, second))
+
+
+def test_another_process_imports_what_this_one_cached(cache, tmp_path):
+    model, inputs = _model_and_inputs()
+    pte, _ = lower(model, inputs)
+    expected, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is False
+    (tmp_path / "model.pte").write_bytes(pte)
+    torch.save(list(inputs), tmp_path / "inputs.pt")
+    result = run_python_json(f"""
+        import json, torch
+        import executorch_openvino as exov
+        exov.set_cache_dir({str(cache)!r})
+        out = exov.load_method("model.pte").execute(torch.load("inputs.pt"))[0]
+        torch.save(out, "out.pt")
+        print(json.dumps(exov.last_compile_report()))
+    """, {}, tmp_path)
+    assert result["loaded_from_cache"] is True
+    assert torch.equal(torch.load(tmp_path / "out.pt"), expected[0])
+
+
+def test_each_device_and_precision_has_its_own_cache_folder(cache):
+    # OpenVINO 2026.4.1 served the f32 compiled model to f16 and bf16 requests from
+    # one folder (on a CPU without bf16/f16 units all compile to f32); the delegate
+    # keeps them apart.
+    model, inputs = _model_and_inputs()
+    pte_f32, _ = lower(model, inputs)
+    pte_f16, _ = lower(model, inputs, partitioner=exov.OpenvinoPartitioner(inference_precision="f16"))
+    _, report = _load_and_run(pte_f32, inputs)
+    assert report["loaded_from_cache"] is False
+    _, report = _load_and_run(pte_f16, inputs)
+    assert report["loaded_from_cache"] is False and report["requested_precision"] == "f16"
+    outputs, report = _load_and_run(pte_f32, inputs)
+    assert report["loaded_from_cache"] is True and report["requested_precision"] == "f32"
+    assert sorted(p.name for p in cache.iterdir()) == [_entry("CPU_f16"), _entry("CPU_f32"), "ir"]
+    assert_matches_eager(outputs, eager(model, inputs))
+
+
+def test_a_damaged_cache_entry_is_compiled_again(cache):
+    model, inputs = _model_and_inputs()
+    pte, _ = lower(model, inputs)
+    _load_and_run(pte, inputs)
+    entries = [p for p in cache.rglob("*") if p.is_file()]
+    assert entries
+    for entry in entries:
+        entry.write_bytes(b"not a compiled model" * 10)
+    outputs, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is False
+    assert_matches_eager(outputs, eager(model, inputs))
+
+
+def _flip_a_byte(path: Path, at: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[at] ^= 0x40
+    path.write_bytes(bytes(data))
+
+
+def _change_in_place_keeping_time(path: Path, positions, mask: int) -> None:
+    """XORs `mask` into the bytes at `positions`, written in place with the file's times set back."""
+    stat = path.stat()
+    data = bytearray(path.read_bytes())
+    for at in positions:
+        data[at] ^= mask
+    with open(path, "r+b") as f:
+        f.write(data)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def test_a_changed_ir_file_is_written_again_not_compiled(cache):
+    # OpenVINO keys its entries by the IR file's path: the delegate must never let
+    # it compile an IR file that differs from the program.
+    model, inputs = _model_and_inputs()
+    pte, _ = lower(model, inputs)
+    expected, _ = _load_and_run(pte, inputs)
+    weights = next(p for p in _ir_files(cache) if p.suffix == ".bin")
+    original = weights.read_bytes()
+    _flip_a_byte(weights, 17)
+    for entry in cache.glob("CPU_*"):  # so that OpenVINO compiles the IR file
+        for f in entry.iterdir():
+            f.unlink()
+    outputs, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is False and report["weights"] == "model cache"
+    assert weights.read_bytes() == original
+    assert all(torch.equal(a, b) for a, b in zip(outputs, expected))
+    _, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is True
+
+
+def test_a_compiled_entry_with_changed_bytes_is_compiled_again(cache):
+    # OpenVINO 2026.4.1 imported an entry with 192 bytes changed in its middle without a word, 0.207 off
+    # on MiniLM (a new user's finding): the delegate checks each entry against its record.
+    model, inputs = _model_and_inputs()
+    pte, _ = lower(model, inputs)
+    expected, _ = _load_and_run(pte, inputs)
+    (blob,) = (cache / _entry("CPU_f32")).glob("*.blob")
+    assert blob.with_name(blob.name + ".exov-crc").is_file()
+    blob.chmod(0o644)
+    middle = blob.stat().st_size // 2  # in place, its time kept: the record, not the time, tells
+    _change_in_place_keeping_time(blob, range(middle, middle + 192), 0x55)
+    outputs, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is False
+    assert all(torch.equal(a, b) for a, b in zip(outputs, expected))
+    _, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is True
+
+
+def test_an_ir_file_changed_with_its_time_kept_is_never_compiled(cache):
+    # The stamp trusts an IR file whose size, time and inode are unchanged; a compile from it
+    # is checked against the program afterwards (a new user's finding).
+    model, inputs = _model_and_inputs()
+    pte, _ = lower(model, inputs)
+    expected, _ = _load_and_run(pte, inputs)
+    weights = next(p for p in _ir_files(cache) if p.suffix == ".bin")
+    _change_in_place_keeping_time(weights, [17], 0x40)
+    for entry in (cache / _entry("CPU_f32")).iterdir():
+        entry.unlink()
+    outputs, report = _load_and_run(pte, inputs)
+    assert all(torch.equal(a, b) for a, b in zip(outputs, expected))
+    assert_matches_eager(outputs, eager(model, inputs))
+    outputs, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is True
+    assert all(torch.equal(a, b) for a, b in zip(outputs, expected))
+
+
+def test_a_truncated_compiled_entry_is_compiled_again(cache):
+    model, inputs = _model_and_inputs()
+    pte, _ = lower(model, inputs)
+    expected, _ = _load_and_run(pte, inputs)
+    (blob,) = (cache / _entry("CPU_f32")).glob("*.blob")
+    blob.chmod(0o644)
+    blob.write_bytes(blob.read_bytes()[: blob.stat().st_size // 2])
+    outputs, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is False
+    assert all(torch.equal(a, b) for a, b in zip(outputs, expected))
+    _, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is True
+
+
+def test_two_processes_filling_one_entry_at_once_leave_a_valid_one(cache, tmp_path):
+    model, inputs = _model_and_inputs()
+    pte, _ = lower(model, inputs)
+    (tmp_path / "model.pte").write_bytes(pte)
+    torch.save(list(inputs), tmp_path / "inputs.pt")
+    code = textwrap.dedent(f"""
+        import sys, torch
+        import executorch_openvino as exov
+        exov.set_cache_dir({str(cache)!r})
+        out = exov.load_method("model.pte").execute(torch.load("inputs.pt"))[0]
+        torch.save(out, sys.argv[1])
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", code, f"out{i}.pt"], cwd=tmp_path, stderr=subprocess.PIPE,
+                              text=True) for i in range(3)]
+    for proc in procs:
+        assert proc.wait(timeout=300) == 0, proc.stderr.read()[-3000:]
+    outputs, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is True
+    for i in range(3):
+        assert torch.equal(torch.load(tmp_path / f"out{i}.pt"), outputs[0])
+    assert not [p for p in cache.rglob("*") if ".tmp-" in p.name]  # no temporary file left
+    assert_matches_eager(outputs, eager(model, inputs))
+
+
+def test_an_unusable_cache_folder_does_not_stop_the_load(cache):
+    model, inputs = _model_and_inputs()
+    pte, _ = lower(model, inputs)
+    cache.rmdir()
+    cache.write_text("a file where the cache folder was")
+    outputs, report = _load_and_run(pte, inputs)
+    assert report["loaded_from_cache"] is False
+    assert str(cache) in report["cache_problem"] and "compiled without it" in report["cache_problem"]
+    assert_matches_eager(outputs, eager(model, inputs))
+    cache.unlink()  # usable again: OpenVINO recreates the folder
+    _, report = _load_and_run(pte, inputs)
+    assert report["cache_problem"] == "" and (cache / _entry("CPU_f32")).is_dir()
+
+
+def test_a_bytes_path_works_and_empty_bytes_switch_the_cache_off(tmp_path):
+    try:
+        exov.set_cache_dir(bytes(tmp_path / "bytes-cache"))
+        assert exov.cache_dir() == str(tmp_path / "bytes-cache")
+        exov.set_cache_dir(b"")
+        assert exov.cache_dir() == ""
+    finally:
+        exov.set_cache_dir(None)
+
+
+def test_a_path_that_is_not_utf8_is_refused_before_anything_is_created(tmp_path):
+    bad = tmp_path / "caf\udce9"  # os.fsdecode(b"caf\xe9"): Latin-1, not UTF-8
+    with pytest.raises(ValueError, match="not valid UTF-8"):
+        exov.set_cache_dir(bad)
+    assert not os.path.lexists(os.fsencode(bad)) and exov.cache_dir() == ""
+
+
+def test_no_cache_folder_means_no_cache(tmp_path):
+    exov.set_cache_dir(None)
+    assert exov.cache_dir() == ""
+    model = Fn(lambda x: x * 3 - 1)
+    inputs = (torch.randn(4, 4),)
+    pte, _ = lower(model, inputs)
+    for _ in range(2):
+        outputs, report = _load_and_run(pte, inputs)
+        assert report["loaded_from_cache"] is False
+    assert_matches_eager(outputs, eager(model, inputs))
+
+
+def test_a_relative_folder_is_made_absolute_and_created(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    try:
+        exov.set_cache_dir(Path("relative") / "cache")
+        assert exov.cache_dir() == str(tmp_path / "relative" / "cache")
+        assert (tmp_path / "relative" / "cache").is_dir()
+    finally:
+        exov.set_cache_dir("")
+    assert exov.cache_dir() == ""
+
+
+def test_a_path_too_long_for_a_backend_option_is_refused(tmp_path):
+    with pytest.raises(ValueError, match=r"at most 255: choose a shorter path"):
+        exov.set_cache_dir(tmp_path / ("d" * 250))
+    assert exov.cache_dir() == ""
+
+
+def test_a_file_is_refused_as_cache_folder(tmp_path):
+    afile = tmp_path / "a-file"
+    afile.write_text("x")
+    with pytest.raises(FileExistsError):
+        exov.set_cache_dir(afile)
+    assert exov.cache_dir() == ""
+
+
+def test_the_cache_command_reports_and_clears_only_the_delegates_files(cache, tmp_path):
+    model, inputs = _model_and_inputs()
+    pte, _ = lower(model, inputs)
+    _load_and_run(pte, inputs)
+    (cache / "notes.txt").write_text("the user's own file")
+    (cache / "backup-openvino-1.2.3").mkdir()  # a name like an entry folder's, not one (a new user's finding)
+    (cache / "backup-openvino-1.2.3" / "important.txt").write_text("keep")
+    (cache / _entry("CPU_f32") / "mine.txt").write_text("keep too")
+    command = [sys.executable, "-m", "executorch_openvino", "cache", str(cache)]
+    shown = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    assert "the IR of 1 partition," in shown.stdout and _entry("CPU_f32") in shown.stdout and " ir " in shown.stdout
+    cleared = subprocess.run([*command, "--clear"], capture_output=True, text=True, timeout=120)
+    assert cleared.returncode == 0 and "removed" in cleared.stdout, cleared.stderr
+    assert sorted(p.name for p in cache.iterdir()) == sorted(["backup-openvino-1.2.3", _entry("CPU_f32"), "notes.txt"])
+    assert [p.name for p in (cache / _entry("CPU_f32")).iterdir()] == ["mine.txt"]
+    assert (cache / "backup-openvino-1.2.3" / "important.txt").read_text() == "keep"
+    _, report = _load_and_run(pte, inputs)  # filled again
+    assert report["loaded_from_cache"] is False and any((cache / _entry("CPU_f32")).glob("*.blob"))
+    missing = subprocess.run([sys.executable, "-m", "executorch_openvino", "cache", str(tmp_path / "none")],
+                             capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 1 and "is not a folder" in missing.stderr

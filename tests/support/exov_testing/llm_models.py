@@ -1,0 +1,43 @@
+"""The tiny language model and tokenizer of the LLM tests, and eager greedy decoding."""
+
+from __future__ import annotations
+
+import torch
+
+
+def tiny_llama(seed: int = 0, vocab_size: int = 128):
+    """A random-weight LlamaForCausalLM (2 layers, 128-token vocabulary, bos 1, eos 2) from a fixed seed: the
+    language model of the CI tests (test_llm*.py); SmolLM2 runs by hand (nox -s llm_bench)."""
+    import transformers
+
+    torch.manual_seed(seed)
+    config = transformers.LlamaConfig(vocab_size=vocab_size, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                                      bos_token_id=1, eos_token_id=2)
+    return transformers.LlamaForCausalLM(config).eval()
+
+
+def eager_greedy(model, prompt: list, new_tokens: int) -> tuple[list, list]:
+    """Greedy tokens and each step's last logits, recomputing from all tokens (no cache)."""
+    tokens, logits = list(prompt), []
+    with torch.no_grad():
+        for _ in range(new_tokens):
+            last = model(input_ids=torch.tensor([tokens])).logits[0, -1]
+            logits.append(last)
+            tokens.append(int(last.argmax()))
+    return tokens[len(prompt):], logits
+
+
+def tiny_tokenizer():
+    """A byte-level BPE tokenizer trained here on a fixed ASCII text (every token decodes to whole characters),
+    of the kind ExecuTorch's LLM runner reads (tokenizer.json), with <unk> 0, <s> 1 and </s> 2."""
+    import transformers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=128, special_tokens=["<unk>", "<s>", "</s>"], show_progress=False)
+    backend.train_from_iterator(["the quick brown fox jumps over the lazy dog " * 20, "hello world " * 10], trainer)
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>",
+                                                unk_token="<unk>")
