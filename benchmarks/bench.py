@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"
 import concurrency  # noqa: E402
 import loading  # noqa: E402
 import torch  # noqa: E402
-from engines import LOCAL_ENGINES, SLOW_CALL_S, BundledOpenvino  # noqa: E402
+from engines import LOCAL_ENGINES, SLOW_CALL_S, BundledOpenVINO  # noqa: E402
 from low_precision_engines import LOW_PRECISION_ENGINES  # noqa: E402
 from models import CASE_NAMES, make_case  # noqa: E402
 from exov_testing.compile_harness import build_harness, compiler, write_first_blob  # noqa: E402
@@ -200,7 +200,7 @@ def main(argv=None) -> int:
     results = {"machine": machine_info() | {"cpu_features": cpu_features()}, "settings": {"seconds": args.seconds, "rounds": args.rounds},
                "models": {}}
     print(json.dumps(results["machine"], indent=1))
-    bundled = BundledOpenvino(args.bundled_python) if args.bundled_python else None
+    bundled = BundledOpenVINO(args.bundled_python) if args.bundled_python else None
     with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
         workdir = Path(tmp)
         try:

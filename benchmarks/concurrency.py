@@ -4,7 +4,7 @@ The program is ``models.py``'s case (``minilm_b8`` by default) lowered as the
 "this delegate" engine lowers it (``exov.lower``, ``numerics="exact"``), once
 with ``performance_hint="LATENCY"`` and once with ``"THROUGHPUT"``, saved,
 and loaded once each with ``exov.load_method``: every thread calls that one
-``OpenvinoMethod``, which runs up to ``max_concurrent_calls`` calls at once
+``OpenVINOMethod``, which runs up to ``max_concurrent_calls`` calls at once
 on copies of the method (OpenVINO's OPTIMAL_NUMBER_OF_INFER_REQUESTS: 1 with
 LATENCY, one per stream with THROUGHPUT). Beside it, the limit: the model
 converted as ``numerics="fast"`` converts it (``engines.openvino_model``),

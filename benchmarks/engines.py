@@ -230,7 +230,7 @@ def openvino_model(case):
     return ov.Core().read_model(ir.xml, ov.Tensor(np.frombuffer(ir.weights, np.uint8).copy()))
 
 
-class OpenvinoConvert(Engine):
+class OpenVINOConvert(Engine):
     """What a user who calls ``openvino.convert_model`` on the same ``torch.export`` program gets: the limit.
 
     OpenVINO's own conversion of ``torch.export.export(module, inputs)``, with
@@ -278,9 +278,9 @@ class OpenvinoConvert(Engine):
         self.request = self.compiled = None
 
 
-class OpenvinoSameIr(OpenvinoConvert):
+class OpenVINOSameIr(OpenVINOConvert):
     """The whole program converted as the delegate converts a partition (``openvino_model``), compiled and
-    run as :class:`OpenvinoConvert` runs its model: against it, the conversion's loss; against the
+    run as :class:`OpenVINOConvert` runs its model: against it, the conversion's loss; against the
     delegate, the runtime's overhead."""
 
     key, label = "openvino_same_ir", "OpenVINO API (same IR)"
@@ -300,7 +300,7 @@ def environment_for(python: str) -> dict:
     return {k: v for k, v in os.environ.items() if k != "OPENVINO_LIB_PATH"}
 
 
-class BundledOpenvino(Engine):
+class BundledOpenVINO(Engine):
     """executorch's own ``OpenvinoBackend``, driven in its own environment through ``bundled_worker.py``.
 
     Its Python side needs ``nncf`` and it works with OpenVINO 2025.4.1 (docs/design.md),
@@ -344,4 +344,4 @@ class BundledOpenvino(Engine):
             self.process.wait(timeout=60)
 
 
-LOCAL_ENGINES = [OpenvinoConvert, OpenvinoSameIr, Delegate, DelegateFast, DelegateDecomposed, Xnnpack, Portable, Eager]
+LOCAL_ENGINES = [OpenVINOConvert, OpenVINOSameIr, Delegate, DelegateFast, DelegateDecomposed, Xnnpack, Portable, Eager]

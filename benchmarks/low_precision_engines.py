@@ -12,7 +12,7 @@ import time
 
 import torch
 
-from engines import ExecutorchProgram, OpenvinoConvert, openvino_model
+from engines import ExecutorchProgram, OpenVINOConvert, openvino_model
 from models import Case
 
 CALIBRATION_ITEMS = 16
@@ -67,7 +67,7 @@ class DelegateInt8(ExecutorchProgram):
         return exov.lower(quantized, case.inputs)
 
 
-class OpenvinoInt8SameIr(OpenvinoConvert):
+class OpenVINOInt8SameIr(OpenVINOConvert):
     """The INT8 program converted as the delegate converts it, run through OpenVINO's API: the delegate's
     INT8 limit."""
 
@@ -77,7 +77,7 @@ class OpenvinoInt8SameIr(OpenvinoConvert):
         return openvino_model(Case(case.name, quantized_module(case), case.inputs, case.description))
 
 
-class OpenvinoInt8(OpenvinoConvert):
+class OpenVINOInt8(OpenVINOConvert):
     """NNCF on OpenVINO's own conversion of the same ``torch.export`` program (what a user of
     ``openvino.convert_model`` + ``nncf.quantize`` gets), same calibration and model type."""
 
@@ -135,5 +135,5 @@ class DelegateBf16(ExecutorchProgram):
         self.label = f"this delegate, bf16 hint (compiled: {took})"
 
 
-LOW_PRECISION_ENGINES = [DelegateInt8, OpenvinoInt8SameIr, OpenvinoInt8, XnnpackInt8, DelegateBf16]
+LOW_PRECISION_ENGINES = [DelegateInt8, OpenVINOInt8SameIr, OpenVINOInt8, XnnpackInt8, DelegateBf16]
 __all__ = ["LOW_PRECISION_ENGINES", "calibration"]

@@ -9,7 +9,7 @@ std::mutex report_mutex;
 CompileReport last_report;
 
 std::string compiled_property(ov_compiled_model_t* compiled, const char* key) {
-  const OpenVinoApi& api = OpenVinoLibrary::instance().api();
+  const OpenVINOApi& api = OpenVINOLibrary::instance().api();
   std::string text;
   char* value = nullptr;
   if (api.ov_compiled_model_get_property(compiled, key, &value) == OK && value) {

@@ -1,4 +1,4 @@
-// What lets calls of one loaded program run at once (OpenvinoMethod's pool of
+// What lets calls of one loaded program run at once (OpenVINOMethod's pool of
 // methods, python/executorch_openvino/api.py): the hooks around each blocking
 // OpenVINO inference, counters of inferences in flight, and the per-thread
 // record of inits a program load made. The public side is in delegate_api.h.

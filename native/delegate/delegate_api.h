@@ -132,10 +132,10 @@ void reset_infer_peak();
 // The OpenVINO C library this process loaded, and how many times one was
 // loaded (a Core created): 0 until OpenVINO is first needed (a delegated init,
 // library_info(), ...), then 1, never more.
-struct OpenVinoLoad {
+struct OpenVINOLoad {
   std::string path;
   int loads = 0;
 };
-OpenVinoLoad openvino_load();
+OpenVINOLoad openvino_load();
 
 }  // namespace executorch_openvino

@@ -14,7 +14,7 @@ std::string& stored_error() {
   static std::string* s = new std::string();
   return *s;
 }
-// Concurrent calls of one program (OpenvinoMethod) each read their own failure.
+// Concurrent calls of one program (OpenVINOMethod) each read their own failure.
 thread_local std::string thread_error;
 
 // Messages quote bytes from outside (blob contents, paths, device names). Two

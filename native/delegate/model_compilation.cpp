@@ -59,7 +59,7 @@ Properties compile_properties(const RuntimeOptions& options) {
 // lowering wrote: from another OpenVINO release, or written wrong.
 void report_unreadable_ir(const std::string& xml) {
   std::string lowered_with = lowered_with_openvino(xml.data(), xml.size());
-  std::string loaded = OpenVinoLibrary::instance().info().version;
+  std::string loaded = OpenVINOLibrary::instance().info().version;
   auto release = [](const std::string& v) { return v.substr(0, v.find('-')); };  // "2026.4.1"
   std::string advice =
       lowered_with.empty() ? " It may come from another OpenVINO release: lower the model again with this one"
@@ -81,8 +81,8 @@ void report_unreadable_ir(const std::string& xml) {
 bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob, const std::string& xml,
                            const void* weights, const std::string& cache_dir, ov_compiled_model_t** compiled,
                            std::string* problem) {
-  OpenVinoLibrary& library = OpenVinoLibrary::instance();
-  const OpenVinoApi& api = library.api();
+  OpenVINOLibrary& library = OpenVINOLibrary::instance();
+  const OpenVINOApi& api = library.api();
   bool rewritten = false;
   const std::string path = cached_ir_path(cache_dir, blob, xml, weights, &rewritten, problem);
   if (path.empty()) return false;
@@ -166,8 +166,8 @@ bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob
 // (model_weights.h), then compiles it.
 Error compile_from_memory(const RuntimeOptions& options, const std::string& xml, ModelWeights& weights,
                           ov_compiled_model_t** compiled) {
-  OpenVinoLibrary& library = OpenVinoLibrary::instance();
-  const OpenVinoApi& api = library.api();
+  OpenVINOLibrary& library = OpenVINOLibrary::instance();
+  const OpenVINOApi& api = library.api();
   ov_tensor_t* weights_tensor = nullptr;
   if (weights.size() > 0) {
     std::vector<int64_t> dims{static_cast<int64_t>(weights.size())};

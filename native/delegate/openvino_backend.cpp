@@ -65,7 +65,7 @@ Error read_partition(ArrayRef<CompileSpec> compile_specs, FreeableBuffer* proces
 // init, step 2: OpenVINO loaded, with `device` among its devices.
 Error open_openvino(const std::string& device) {
   std::string error;
-  OpenVinoLibrary& library = OpenVinoLibrary::instance();
+  OpenVINOLibrary& library = OpenVINOLibrary::instance();
   if (!library.ensure_loaded(&error)) {
     report_error("init: " + error);
     return Error::NotFound;
@@ -118,7 +118,7 @@ void record_success(const SharedCompiledModel& model, bool shared, const std::st
   remember_compile_report(report);
 }
 
-class OpenVinoBackend final : public BackendInterface {
+class OpenVINODelegate final : public BackendInterface {
  public:
   // Whether a partition can run here: OpenVINO's C library loads (the first
   // call opens it and creates the Core, as init would). A failure is not
@@ -127,7 +127,7 @@ class OpenVinoBackend final : public BackendInterface {
   // then refuses the method as "not available".
   bool is_available() const override {
     std::string error;
-    if (OpenVinoLibrary::instance().ensure_loaded(&error)) return true;
+    if (OpenVINOLibrary::instance().ensure_loaded(&error)) return true;
     // Not logged: callers poll this, from several threads too (ExecuTorch's
     // Python log sink crashed with two writers); a failed init logs it.
     record_error("is_available: " + error);
@@ -175,8 +175,8 @@ class OpenVinoBackend final : public BackendInterface {
   void destroy(DelegateHandle* handle) const override { delete static_cast<Partition*>(handle); }
 };
 
-OpenVinoBackend& backend_instance() {
-  static OpenVinoBackend* backend = new OpenVinoBackend();
+OpenVINODelegate& backend_instance() {
+  static OpenVINODelegate* backend = new OpenVINODelegate();
   return *backend;
 }
 
@@ -188,8 +188,8 @@ Error registration_status() { return kRegistration; }
 
 int live_compiled_models() { return shared_compiled_models_alive(); }
 
-OpenVinoLoad openvino_load() {
-  LoadedLibraryInfo info = OpenVinoLibrary::instance().info();
+OpenVINOLoad openvino_load() {
+  LoadedLibraryInfo info = OpenVINOLibrary::instance().info();
   return {info.path, info.loads};
 }
 

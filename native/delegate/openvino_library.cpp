@@ -10,34 +10,34 @@ const char* system_library_name() { return c_library_file_name(host_platform());
 
 }  // namespace
 
-OpenVinoLibrary& OpenVinoLibrary::instance() {
+OpenVINOLibrary& OpenVINOLibrary::instance() {
   // Intentionally leaked: OpenVINO must outlive every static destructor that
   // might still free a compiled model at process exit.
-  static OpenVinoLibrary* library = new OpenVinoLibrary();
+  static OpenVINOLibrary* library = new OpenVINOLibrary();
   return *library;
 }
 
-void OpenVinoLibrary::set_explicit_library_path(const std::string& path) {
+void OpenVINOLibrary::set_explicit_library_path(const std::string& path) {
   std::lock_guard<std::mutex> lock(mutex_);
   explicit_path_ = path;
 }
 
-void OpenVinoLibrary::set_pip_library_dir(const std::string& dir) {
+void OpenVINOLibrary::set_pip_library_dir(const std::string& dir) {
   std::lock_guard<std::mutex> lock(mutex_);
   pip_dir_ = dir;
 }
 
-bool OpenVinoLibrary::is_loaded() {
+bool OpenVINOLibrary::is_loaded() {
   std::lock_guard<std::mutex> lock(mutex_);
   return core_ != nullptr;
 }
 
-LoadedLibraryInfo OpenVinoLibrary::info() {
+LoadedLibraryInfo OpenVINOLibrary::info() {
   std::lock_guard<std::mutex> lock(mutex_);
   return info_;
 }
 
-bool OpenVinoLibrary::try_open(const LibraryCandidate& c, std::string* why) {
+bool OpenVINOLibrary::try_open(const LibraryCandidate& c, std::string* why) {
   if (c.explicit_choice) {
     if (!files::is_absolute(c.path)) {
       std::string resolved = files::canonical(c.path);
@@ -68,7 +68,7 @@ bool OpenVinoLibrary::try_open(const LibraryCandidate& c, std::string* why) {
     *why = loader_error;
     return false;
   }
-  OpenVinoApi api;
+  OpenVINOApi api;
   std::string missing;
 #define EXOV_RESOLVE(name)                                                \
   api.name = reinterpret_cast<decltype(api.name)>(find_symbol(h, #name)); \
@@ -101,7 +101,7 @@ bool OpenVinoLibrary::try_open(const LibraryCandidate& c, std::string* why) {
   return true;
 }
 
-bool OpenVinoLibrary::ensure_loaded(std::string* error) {
+bool OpenVINOLibrary::ensure_loaded(std::string* error) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (core_) return true;
   SearchPlan plan = plan_locked();
@@ -132,7 +132,7 @@ bool OpenVinoLibrary::ensure_loaded(std::string* error) {
   return false;
 }
 
-std::vector<std::string> OpenVinoLibrary::available_devices(std::string* error) {
+std::vector<std::string> OpenVINOLibrary::available_devices(std::string* error) {
   std::vector<std::string> devices;
   if (!ensure_loaded(error)) return devices;
   ov_available_devices_t list{};
@@ -145,7 +145,7 @@ std::vector<std::string> OpenVinoLibrary::available_devices(std::string* error) 
   return devices;
 }
 
-std::string OpenVinoLibrary::device_property(const std::string& device, const std::string& key, std::string* error) {
+std::string OpenVINOLibrary::device_property(const std::string& device, const std::string& key, std::string* error) {
   if (!ensure_loaded(error)) return "";
   char* value = nullptr;
   if (api_.ov_core_get_property(core_, device.c_str(), key.c_str(), &value) != OK || !value) {
@@ -157,16 +157,16 @@ std::string OpenVinoLibrary::device_property(const std::string& device, const st
   return text;
 }
 
-SearchPlan OpenVinoLibrary::search_plan() {
+SearchPlan OpenVINOLibrary::search_plan() {
   std::lock_guard<std::mutex> lock(mutex_);
   return plan_locked();
 }
 
-SearchPlan OpenVinoLibrary::plan_locked() const {
+SearchPlan OpenVINOLibrary::plan_locked() const {
   return plan_library_search(host_search_settings(explicit_path_, pip_dir_));
 }
 
-std::string OpenVinoLibrary::last_openvino_message() const {
+std::string OpenVINOLibrary::last_openvino_message() const {
   if (!api_.ov_get_last_err_msg) return "";
   const char* m = api_.ov_get_last_err_msg();
   return m ? std::string(m) : std::string();

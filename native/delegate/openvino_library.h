@@ -17,7 +17,7 @@
 namespace executorch_openvino {
 
 // Every OpenVINO C function the delegate calls, resolved with dlsym/GetProcAddress.
-struct OpenVinoApi {
+struct OpenVINOApi {
 #define EXOV_API_FUNCTIONS(X)                    \
   X(ov_get_openvino_version)                     \
   X(ov_version_free)                             \
@@ -71,9 +71,9 @@ struct LoadedLibraryInfo {
   int loads = 0;                      // libraries opened and Cores created in this process: 1 once loaded, never more
 };
 
-class OpenVinoLibrary {
+class OpenVINOLibrary {
  public:
-  static OpenVinoLibrary& instance();
+  static OpenVINOLibrary& instance();
 
   // Configuration; each takes effect at the next load attempt, and an empty
   // string clears it. Changing the explicit path after a successful load has no
@@ -87,7 +87,7 @@ class OpenVinoLibrary {
   bool is_loaded();
 
   // Valid only after ensure_loaded() returned true.
-  const OpenVinoApi& api() const { return api_; }
+  const OpenVINOApi& api() const { return api_; }
   ov_core_t* core() const { return core_; }
   LoadedLibraryInfo info();
   // Devices OpenVINO reports, e.g. {"CPU"}; empty with `error` set on failure.
@@ -103,7 +103,7 @@ class OpenVinoLibrary {
   std::string last_openvino_message() const;
 
  private:
-  OpenVinoLibrary() = default;
+  OpenVINOLibrary() = default;
   SearchPlan plan_locked() const;  // the caller holds mutex_
   bool try_open(const LibraryCandidate& c, std::string* why);
 
@@ -111,7 +111,7 @@ class OpenVinoLibrary {
   std::string explicit_path_;
   std::string pip_dir_;
   void* handle_ = nullptr;
-  OpenVinoApi api_;
+  OpenVINOApi api_;
   ov_core_t* core_ = nullptr;
   LoadedLibraryInfo info_;
 };

@@ -96,7 +96,7 @@ std::string shape_text(const std::vector<int64_t>& dims) {
 }
 
 std::string ov_message(const std::string& what) {
-  std::string detail = OpenVinoLibrary::instance().last_openvino_message();
+  std::string detail = OpenVINOLibrary::instance().last_openvino_message();
   return what + (detail.empty() ? std::string() : ": " + detail);
 }
 

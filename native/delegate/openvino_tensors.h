@@ -35,13 +35,13 @@ std::string ov_message(const std::string& what);
 struct TensorGuard {
   ov_tensor_t* t = nullptr;
   ~TensorGuard() {
-    if (t) OpenVinoLibrary::instance().api().ov_tensor_free(t);
+    if (t) OpenVINOLibrary::instance().api().ov_tensor_free(t);
   }
 };
 struct ShapeGuard {
   ov_shape_t s{};
   ~ShapeGuard() {
-    if (s.dims) OpenVinoLibrary::instance().api().ov_shape_free(&s);
+    if (s.dims) OpenVINOLibrary::instance().api().ov_shape_free(&s);
   }
 };
 

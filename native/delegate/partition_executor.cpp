@@ -38,7 +38,7 @@ template <typename Sizes>
 bool bind(Partition& partition, bool input, size_t i, ov_element_type_e type, void* data, const Sizes& dims,
           BoundBuffer* bound) {
   if (bound->same(data, dims)) return true;
-  const OpenVinoApi& api = OpenVinoLibrary::instance().api();
+  const OpenVINOApi& api = OpenVINOLibrary::instance().api();
   bound->known = false;  // until the new binding succeeds; `data` keeps the old buffer
   bound->dims.assign(dims.begin(), dims.end());
   TensorGuard tensor;
@@ -143,7 +143,7 @@ Error bind_input(Partition& partition, size_t i, EValue& value) {
 // Zero copy: OpenVINO writes into ExecuTorch's buffer when the sizes agree;
 // otherwise the output is copied after inference (copy_output).
 Error bind_output(Partition& partition, size_t i, EValue& value) {
-  const OpenVinoApi& api = OpenVinoLibrary::instance().api();
+  const OpenVINOApi& api = OpenVINOLibrary::instance().api();
   if (!value.isTensor()) {
     report_error("execute: output " + std::to_string(i) + " is not a tensor");
     return Error::InvalidArgument;
@@ -190,7 +190,7 @@ Error bind_output(Partition& partition, size_t i, EValue& value) {
 }
 
 Error copy_output(Partition& partition, size_t i, Tensor out) {
-  const OpenVinoApi& api = OpenVinoLibrary::instance().api();
+  const OpenVINOApi& api = OpenVINOLibrary::instance().api();
   const PortInfo& port = partition.outputs[i];
   const std::string which = "execute: output " + std::to_string(i);
   TensorGuard result;
@@ -232,11 +232,11 @@ Partition::Partition() { live_partitions.fetch_add(1); }
 Partition::~Partition() {
   live_partitions.fetch_sub(1);
   // The request before the model it came from (`model` is released after this body).
-  if (request) OpenVinoLibrary::instance().api().ov_infer_request_free(request);
+  if (request) OpenVINOLibrary::instance().api().ov_infer_request_free(request);
 }
 
 Error open_partition(std::shared_ptr<SharedCompiledModel> model, std::unique_ptr<Partition>* out) {
-  const OpenVinoApi& api = OpenVinoLibrary::instance().api();
+  const OpenVINOApi& api = OpenVINOLibrary::instance().api();
   auto partition = std::make_unique<Partition>();
   partition->model = std::move(model);
   ov_compiled_model_t* compiled = partition->model->compiled();
@@ -276,7 +276,7 @@ Error open_partition(std::shared_ptr<SharedCompiledModel> model, std::unique_ptr
 
 Error execute_partition(Partition& partition, Span<EValue*> args) {
   std::lock_guard<std::mutex> lock(partition.mutex);
-  const OpenVinoApi& api = OpenVinoLibrary::instance().api();
+  const OpenVINOApi& api = OpenVINOLibrary::instance().api();
   const size_t n_in = partition.inputs.size(), n_out = partition.outputs.size();
   if (args.size() != n_in + n_out) {
     report_error("execute: the delegate call has " + std::to_string(args.size()) +

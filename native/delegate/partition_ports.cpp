@@ -5,7 +5,7 @@
 namespace executorch_openvino {
 namespace {
 
-bool read_port(const OpenVinoApi& api, const ov_output_const_port_t* port, PortInfo* info, std::string* error) {
+bool read_port(const OpenVINOApi& api, const ov_output_const_port_t* port, PortInfo* info, std::string* error) {
   if (api.ov_port_get_element_type(port, &info->type) != OK) {
     *error = ov_message("could not read a port's element type");
     return false;
@@ -43,7 +43,7 @@ bool read_port(const OpenVinoApi& api, const ov_output_const_port_t* port, PortI
 }
 
 template <typename PortFn>
-bool read_ports(const OpenVinoApi& api, ov_compiled_model_t* compiled, size_t count, PortFn get,
+bool read_ports(const OpenVINOApi& api, ov_compiled_model_t* compiled, size_t count, PortFn get,
                 std::vector<PortInfo>* out, std::string* error) {
   out->resize(count);
   for (size_t i = 0; i < count; ++i) {
@@ -61,7 +61,7 @@ bool read_ports(const OpenVinoApi& api, ov_compiled_model_t* compiled, size_t co
 
 }  // namespace
 
-bool read_model_ports(const OpenVinoApi& api, ov_compiled_model_t* compiled, std::vector<PortInfo>* inputs,
+bool read_model_ports(const OpenVINOApi& api, ov_compiled_model_t* compiled, std::vector<PortInfo>* inputs,
                       std::vector<PortInfo>* outputs, std::string* error) {
   size_t n_in = 0, n_out = 0;
   if (api.ov_compiled_model_inputs_size(compiled, &n_in) != OK ||

@@ -32,7 +32,7 @@ struct PortInfo {
 
 // Reads every input and output port of `compiled` and marks the outputs that
 // alias an input. False with `error` ("" when OpenVINO gave no port count).
-bool read_model_ports(const OpenVinoApi& api, ov_compiled_model_t* compiled, std::vector<PortInfo>* inputs,
+bool read_model_ports(const OpenVINOApi& api, ov_compiled_model_t* compiled, std::vector<PortInfo>* inputs,
                       std::vector<PortInfo>* outputs, std::string* error);
 
 inline bool unbounded(int64_t max) { return max < 0 || max == INT64_MAX; }

@@ -54,7 +54,7 @@ bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::s
     return false;
   }
   uint32_t kind = read_u32(bytes + 12);
-  if (kind != kPayloadOpenVinoIr) {
+  if (kind != kPayloadOpenVINOIr) {
     *error = "the processed blob's payload kind is " + std::to_string(kind) +
              ", this delegate knows only kind 1 (OpenVINO IR)." + relower;
     return false;

@@ -31,7 +31,7 @@ namespace executorch_openvino {
 
 constexpr char kBlobMagic[8] = {'E', 'X', 'O', 'V', 'B', 'L', 'O', 'B'};
 constexpr uint32_t kFormatVersion = 3;  // 1: no checksum, 2: no digest
-constexpr uint32_t kPayloadOpenVinoIr = 1;
+constexpr uint32_t kPayloadOpenVINOIr = 1;
 constexpr size_t kHeaderSize = 88;
 constexpr size_t kChecksumOffset = 48;
 constexpr size_t kDigestOffset = 56;

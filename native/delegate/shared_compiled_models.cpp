@@ -42,7 +42,7 @@ SharedCompiledModel::SharedCompiledModel(const RuntimeOptions& options, const Pa
 SharedCompiledModel::~SharedCompiledModel() {
   alive.fetch_sub(1);
   // The compiled model first: it may read constants from the weights.
-  if (compiled_) OpenVinoLibrary::instance().api().ov_compiled_model_free(compiled_);
+  if (compiled_) OpenVINOLibrary::instance().api().ov_compiled_model_free(compiled_);
   weights_.reset();
 }
 

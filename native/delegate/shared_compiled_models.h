@@ -1,7 +1,7 @@
 // OpenVINO compiled models shared by the delegate handles of one process.
 //
 // Each init used to compile its own model, so a program loaded twice (two
-// methods, or the copies OpenvinoMethod loads for concurrent calls) compiled
+// methods, or the copies OpenVINOMethod loads for concurrent calls) compiled
 // twice and held its weights twice. Inits whose processed blob (by the
 // SHA-256 digest preprocess wrote into it, and its sizes) and compile options
 // (device, precision, performance hint) are identical now share one compiled

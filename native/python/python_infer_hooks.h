@@ -1,7 +1,7 @@
 // The pybindings' InferHooks (delegate_api.h): a Python thread that opted in
 // lets the interpreter go during each OpenVINO inference, so other Python
 // threads run meanwhile, among them other calls of the same program
-// (OpenvinoMethod's pool, python/executorch_openvino/api.py). A thread that did
+// (OpenVINOMethod's pool, python/executorch_openvino/api.py). A thread that did
 // not opt in (executorch.runtime used directly) keeps the interpreter, as before:
 // ExecuTorch's methods are not reentrant, and nothing else would stop two
 // threads from running one method at once.

@@ -15,7 +15,7 @@
 #include <cstring>
 
 namespace nb = nanobind;
-using executorch_openvino::OpenVinoLibrary;
+using executorch_openvino::OpenVINOLibrary;
 
 namespace {
 nb::dict plan_as_dict(const executorch_openvino::SearchPlan& plan) {
@@ -66,20 +66,20 @@ NB_MODULE(_native, m) {
       "0 when the delegate registered with ExecuTorch, else ExecuTorch's Error code.");
 
   m.def(
-      "set_library_path", [](const std::string& path) { OpenVinoLibrary::instance().set_explicit_library_path(path); },
+      "set_library_path", [](const std::string& path) { OpenVINOLibrary::instance().set_explicit_library_path(path); },
       nb::arg("path"));
   m.def(
-      "set_pip_library_dir", [](const std::string& dir) { OpenVinoLibrary::instance().set_pip_library_dir(dir); },
+      "set_pip_library_dir", [](const std::string& dir) { OpenVINOLibrary::instance().set_pip_library_dir(dir); },
       nb::arg("dir"));
 
-  m.def("is_loaded", [] { return OpenVinoLibrary::instance().is_loaded(); });
+  m.def("is_loaded", [] { return OpenVINOLibrary::instance().is_loaded(); });
 
   m.def(
       "load_library",
       [] {
         std::string error;
-        if (!OpenVinoLibrary::instance().ensure_loaded(&error)) raise_reported(error);
-        auto info = OpenVinoLibrary::instance().info();
+        if (!OpenVINOLibrary::instance().ensure_loaded(&error)) raise_reported(error);
+        auto info = OpenVINOLibrary::instance().info();
         nb::dict d;
         d["path"] = info.path;
         d["source"] = info.source;
@@ -126,14 +126,14 @@ NB_MODULE(_native, m) {
       "order, without loading anything. For tests and diagnostics.");
 
   m.def(
-      "host_library_search", [] { return plan_as_dict(OpenVinoLibrary::instance().search_plan()); },
+      "host_library_search", [] { return plan_as_dict(OpenVINOLibrary::instance().search_plan()); },
       "The OpenVINO C library search of this process (every place, in order), without loading.");
 
   m.def(
       "device_property",
       [](const std::string& device, const std::string& key) {
         std::string error;
-        std::string value = OpenVinoLibrary::instance().device_property(device, key, &error);
+        std::string value = OpenVINOLibrary::instance().device_property(device, key, &error);
         if (!error.empty()) raise_reported(error);
         return value;
       },
@@ -141,7 +141,7 @@ NB_MODULE(_native, m) {
 
   m.def("available_devices", [] {
     std::string error;
-    auto devices = OpenVinoLibrary::instance().available_devices(&error);
+    auto devices = OpenVINOLibrary::instance().available_devices(&error);
     if (!error.empty()) raise_reported(error);
     return devices;
   });

@@ -95,7 +95,7 @@ std::string hex_code(executorch::runtime::Error error) {
 
 // The OpenVINO C library to use: --openvino-lib, else where the runner's package suggests.
 int choose_openvino(const Options& o) {
-  auto& openvino = executorch_openvino::OpenVinoLibrary::instance();
+  auto& openvino = executorch_openvino::OpenVINOLibrary::instance();
   if (!o.openvino_lib.empty()) {
     if (!is_readable_file(o.openvino_lib)) {
       return bad_arguments("--openvino-lib '" + o.openvino_lib +
@@ -216,7 +216,7 @@ struct OutputBuffers {
 
 // Loads the method (timed: `load_ms`) and gives its unplanned outputs their buffers.
 int load_method(Module& module, const Options& o, const MethodMeta& meta, OutputBuffers* outputs, double* load_ms) {
-  auto& openvino = executorch_openvino::OpenVinoLibrary::instance();
+  auto& openvino = executorch_openvino::OpenVINOLibrary::instance();
   executorch_openvino::clear_last_error();
   auto start = Clock::now();
   if (module.load_method(o.method) != executorch::runtime::Error::Ok) {
@@ -292,7 +292,7 @@ int run_method(Module& module, const Options& o, const std::vector<EValue>& inpu
 
 // Prints the summary and writes the outputs; 1 when one could not be written.
 int report(const Options& o, const Runs& runs, double load_ms) {
-  auto& openvino = executorch_openvino::OpenVinoLibrary::instance();
+  auto& openvino = executorch_openvino::OpenVINOLibrary::instance();
   std::printf("program %s, method %s: load %.1f ms, first run %.2f ms\n", o.program.c_str(), o.method.c_str(), load_ms,
               runs.first_ms);
   if (openvino.is_loaded()) {

@@ -2,7 +2,7 @@
 
 Importing this package registers the delegate with ExecuTorch's runtime in this
 process (backend id :data:`BACKEND_ID`), so ``executorch.runtime`` can run
-``.pte`` files lowered with :class:`OpenvinoPartitioner`. OpenVINO itself is
+``.pte`` files lowered with :class:`OpenVINOPartitioner`. OpenVINO itself is
 loaded when the first delegated method is loaded (or by :func:`load_openvino`).
 """
 
@@ -165,7 +165,7 @@ def last_compile_report() -> dict:
     asked for and the compiled model's own values (text). ``shared`` (bool): the
     init reused a compiled model this process already held for the same
     partition and options (another load of the program, or a copy
-    :class:`~executorch_openvino.runtime.loaded_method.OpenvinoMethod` made for concurrent calls);
+    :class:`~executorch_openvino.runtime.loaded_method.OpenVINOMethod` made for concurrent calls);
     the other fields are then those of the init that compiled it. ``weights``:
     where OpenVINO reads the weights from: ``"file mapping"`` (the ``.pte``'s
     own file, mapped by the delegate, no copy), ``"copy"`` (a program loaded
@@ -183,10 +183,10 @@ def last_error() -> str:
 
 def __getattr__(name):
     # The lowering side imports torch and executorch.exir: load it on first use.
-    if name == "OpenvinoPartitioner":
-        from .lowering.partitioner import OpenvinoPartitioner
+    if name in ("OpenVINOPartitioner", "OpenvinoPartitioner"):  # the second: upstream's spelling, the same class
+        from .lowering.partitioner import OpenVINOPartitioner
 
-        return OpenvinoPartitioner
+        return OpenVINOPartitioner
     if name == "ExecutorchOpenvinoBackend":
         from .lowering.preprocess import ExecutorchOpenvinoBackend
 
@@ -229,11 +229,11 @@ def __getattr__(name):
     raise AttributeError(f"module 'executorch_openvino' has no attribute {name!r}")
 
 
-_API_NAMES = ("lower", "load_method", "OpenvinoMethod", "delegation_summary", "DelegationSummary", "NotDelegated")
+_API_NAMES = ("lower", "load_method", "OpenVINOMethod", "delegation_summary", "DelegationSummary", "NotDelegated")
 _LLM_NAMES = ("export_llm", "generate", "GenerationResult", "LlmProgram")
-_LAZY_NAMES = ("__version__", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "ConversionError", "OpenVINOBackend",
-               "BackendState", "BackendStateError", "OpenVINOBackendConfig", "quantize", "runtime_precisions",
-               *_API_NAMES, *_LLM_NAMES)
+_LAZY_NAMES = ("__version__", "OpenVINOPartitioner", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend",
+               "ConversionError", "OpenVINOBackend", "BackendState", "BackendStateError", "OpenVINOBackendConfig",
+               "quantize", "runtime_precisions", *_API_NAMES, *_LLM_NAMES)
 
 
 def __dir__() -> list:
@@ -242,8 +242,8 @@ def __dir__() -> list:
     return sorted(set(__all__) | set(_LAZY_NAMES) | {name for name in globals() if name.startswith("__")})
 
 
-__all__ = ["BACKEND_ID", "build_info", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "is_registered",
-           "set_library_path", "load_openvino", "library_info", "last_error", "last_compile_report", "lower",
-           "load_method", "OpenvinoMethod", "delegation_summary", "DelegationSummary", "NotDelegated",
+__all__ = ["BACKEND_ID", "build_info", "OpenVINOPartitioner", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend",
+           "is_registered", "set_library_path", "load_openvino", "library_info", "last_error", "last_compile_report",
+           "lower", "load_method", "OpenVINOMethod", "delegation_summary", "DelegationSummary", "NotDelegated",
            "OpenVINOBackend", "OpenVINOBackendConfig", "BackendState", "BackendStateError", "set_cache_dir",
            "cache_dir", "quantize", "runtime_precisions", "export_llm", "generate", "GenerationResult", "LlmProgram"]

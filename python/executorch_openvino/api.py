@@ -4,7 +4,7 @@
     import executorch_openvino as exov
     program = exov.lower(model, (x,))            # ExecutorchProgramManager
     program.buffer                                # the .pte bytes
-    method = exov.load_method(program.buffer)     # OpenvinoMethod around executorch.runtime's Method
+    method = exov.load_method(program.buffer)     # OpenVINOMethod around executorch.runtime's Method
     outputs = method.execute([x])                 # from any number of threads
 """
 
@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import torch
 
-from .lowering.partitioner import OpenvinoPartitioner
+from .lowering.partitioner import OpenVINOPartitioner
 from .lowering.passes import run_before_emission
-from .runtime.loaded_method import OpenvinoMethod, load_method
+from .runtime.loaded_method import OpenVINOMethod, load_method
 from .runtime.method_inputs import contiguous
 
 __all__ = ["lower", "export", "lower_exported", "delegation_summary", "DelegationSummary", "NotDelegated",
-           "load_method", "OpenvinoMethod"]
+           "load_method", "OpenVINOMethod"]
 
 
 def lower(module, example_inputs: tuple | None = None, *, device: str = "CPU",
@@ -29,7 +29,7 @@ def lower(module, example_inputs: tuple | None = None, *, device: str = "CPU",
           performance_hint: str = "", strict: bool = False, weight_compression: str = "",
           weight_group_size: int = 128, weight_ratio: float = 1.0, constant_methods: dict | None = None,
           verbose: bool = False):
-    """``torch.export`` + ExecuTorch edge lowering with :class:`OpenvinoPartitioner`.
+    """``torch.export`` + ExecuTorch edge lowering with :class:`OpenVINOPartitioner`.
 
     Returns an ``executorch.exir.ExecutorchProgramManager`` (``.buffer`` is the
     ``.pte``). `module`: a ``torch.nn.Module``, exported here, or a ``torch.export.ExportedProgram``
@@ -50,7 +50,7 @@ def lower(module, example_inputs: tuple | None = None, *, device: str = "CPU",
     non-strict export's duplicated inputs.
     Example inputs in another memory layout (channels_last) are exported as
     contiguous: the program takes contiguous inputs, and
-    :meth:`OpenvinoMethod.execute` passes any layout as contiguous.
+    :meth:`OpenVINOMethod.execute` passes any layout as contiguous.
 
     With ``dynamic_shapes``, the program's inputs and outputs are not memory
     planned: ExecuTorch would otherwise allocate and zero them at their upper
@@ -59,7 +59,7 @@ def lower(module, example_inputs: tuple | None = None, *, device: str = "CPU",
     output that is an input is then returned through a copy
     (:mod:`executorch_openvino.lowering.passes.returned_inputs`: ExecuTorch 1.5.1 returned zeros).
     """
-    partitioner = OpenvinoPartitioner(device=device, inference_precision=inference_precision, numerics=numerics,
+    partitioner = OpenVINOPartitioner(device=device, inference_precision=inference_precision, numerics=numerics,
                                       performance_hint=performance_hint, weight_compression=weight_compression,
                                       weight_group_size=weight_group_size, weight_ratio=weight_ratio)
     if isinstance(module, torch.export.ExportedProgram):
@@ -121,7 +121,7 @@ def export(module: torch.nn.Module, example_inputs: tuple, example_kwargs: dict 
     return exported
 
 
-def lower_exported(exported, partitioner: OpenvinoPartitioner, *, plan_inputs: bool = True,
+def lower_exported(exported, partitioner: OpenVINOPartitioner, *, plan_inputs: bool = True,
                    constant_methods: dict | None = None):
     """The ``ExecutorchProgramManager`` of an :func:`export` result, lowered with ``partitioner``.
 
@@ -132,7 +132,7 @@ def lower_exported(exported, partitioner: OpenvinoPartitioner, *, plan_inputs: b
     from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
     from executorch.exir.passes import MemoryPlanningPass
 
-    # (OpenvinoPartitioner.transform_for_pre_decomposition runs this package's passes on `exported` first.)
+    # (OpenVINOPartitioner.transform_for_pre_decomposition runs this package's passes on `exported` first.)
     try:
         edge = to_edge_transform_and_lower(exported, partitioner=[partitioner], constant_methods=constant_methods)
     except AssertionError as exc:
@@ -144,7 +144,7 @@ def lower_exported(exported, partitioner: OpenvinoPartitioner, *, plan_inputs: b
                            "modules that reach a buffer by two paths, such as transformers' static KV cache, "
                            "when exported non-strict: export with strict=True (exov.lower(..., strict=True), "
                            "or torch.export.export(..., strict=True) and pass the ExportedProgram)") from exc
-    # (Mutated buffers start from the module's values: OpenvinoPartitioner marks them.)
+    # (Mutated buffers start from the module's values: OpenVINOPartitioner marks them.)
     signature = edge.exported_program().graph_signature
     # An input the program changes in place must be planned: left to the
     # caller, ExecuTorch 1.5.1 computed on it wrongly (x.add_(1); x * 2 gave

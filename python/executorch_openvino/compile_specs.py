@@ -60,7 +60,7 @@ Keys (bytes values, UTF-8):
     ``ExportedProgram.graph_signature.user_inputs``; each must name an integer input.
 
 ``program_state``
-    Written by :meth:`OpenvinoPartitioner.partition` for each partition, not
+    Written by :meth:`OpenVINOPartitioner.partition` for each partition, not
     given by users: ``"none"`` when the whole exported program keeps nothing
     between calls (no buffer or parameter it changes, no custom objects or
     tokens), ``"mutable"`` otherwise. ``load_method`` runs calls of a program
@@ -95,7 +95,7 @@ _UPSTREAM_KEYS = {
 
 
 @dataclass(frozen=True)
-class OpenvinoOptions:
+class OpenVINOOptions:
     """The options a list of compile specs resolves to.
 
     ``inference_precision`` is the value the runtime passes as
@@ -256,7 +256,7 @@ def input_ranges_spec(ranges: dict):
     return CompileSpec("input_ranges", value.encode())
 
 
-def resolve_options(specs: Iterable) -> OpenvinoOptions:
+def resolve_options(specs: Iterable) -> OpenVINOOptions:
     """Checks compile specs and returns what they mean; the last duplicate wins.
 
     Raises ``ValueError`` naming the key and the allowed values for an unknown
@@ -283,7 +283,7 @@ def resolve_options(specs: Iterable) -> OpenvinoOptions:
     precision_given = "inference_precision" in values
     if may_run_on_cpu(device) and (not precision_given or precision == ""):
         precision = "f32"
-    return OpenvinoOptions(device=device, inference_precision=precision, numerics=numerics, performance_hint=hint,
+    return OpenVINOOptions(device=device, inference_precision=precision, numerics=numerics, performance_hint=hint,
                            weight_compression=values.get("weight_compression", ""),
                            weight_group_size=int(values.get("weight_group_size", "128")),
                            weight_ratio=float(values.get("weight_ratio", "1.0")),

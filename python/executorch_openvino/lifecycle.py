@@ -113,7 +113,7 @@ class OpenVINOBackend:
         self._record: dict = {}  # what to_dict writes, besides the config (empty until built)
         self._outputs: Any = None  # the output TreeSpec
         self._input_structure: Any = None  # the input TreeSpec, parsed once
-        self._method: Any = None  # the loaded OpenvinoMethod (it keeps its program alive)
+        self._method: Any = None  # the loaded OpenVINOMethod (it keeps its program alive)
         self._compile_report: dict | None = None
 
     @property
@@ -215,10 +215,10 @@ class OpenVINOBackend:
             return self
 
     def _partitioner(self, device: str):
-        from .lowering.partitioner import OpenvinoPartitioner
+        from .lowering.partitioner import OpenVINOPartitioner
 
         c = self.config
-        return OpenvinoPartitioner(device=device, inference_precision=c.inference_precision,
+        return OpenVINOPartitioner(device=device, inference_precision=c.inference_precision,
                                    numerics=c.numerics, performance_hint=c.performance_hint)
 
     def _load(self, record: dict | None = None, config: OpenVINOBackendConfig | None = None,

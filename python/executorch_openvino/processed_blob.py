@@ -65,7 +65,7 @@ INDEX_CHECK_PREFIX = "executorch_openvino_index_check:"
 STATE_CHECK_MARK = "state:"
 
 
-class OpenvinoIr(NamedTuple):
+class OpenVINOIr(NamedTuple):
     xml: bytes
     weights: bytes
 
@@ -86,7 +86,7 @@ def seal(blob: bytearray) -> None:
     struct.pack_into("<I", blob, CHECKSUM_OFFSET, checksum(blob))
 
 
-def pack(ir: OpenvinoIr) -> bytes:
+def pack(ir: OpenVINOIr) -> bytes:
     """Returns header + XML + padding + weights, with the payload's digest, sealed with the checksum."""
     xml_offset = (HEADER_SIZE + _ALIGN - 1) // _ALIGN * _ALIGN  # 128
     bin_offset = (xml_offset + len(ir.xml) + _ALIGN - 1) // _ALIGN * _ALIGN
@@ -100,7 +100,7 @@ def pack(ir: OpenvinoIr) -> bytes:
     return bytes(out)
 
 
-def unpack(blob: bytes) -> OpenvinoIr:
+def unpack(blob: bytes) -> OpenVINOIr:
     """Inverse of :func:`pack`; raises ``ValueError`` on a foreign, truncated or changed blob.
 
     The runtime does its own checks (native/delegate/processed_blob.cpp); this one serves
@@ -115,5 +115,5 @@ def unpack(blob: bytes) -> OpenvinoIr:
         raise ValueError("truncated processed blob")
     if h.checksum != checksum(blob):
         raise ValueError("the processed blob's checksum does not match: its bytes changed after lowering")
-    return OpenvinoIr(blob[h.xml_offset : h.xml_offset + h.xml_size],
+    return OpenVINOIr(blob[h.xml_offset : h.xml_offset + h.xml_size],
                       blob[h.weights_offset : h.weights_offset + h.weights_size])

@@ -42,7 +42,7 @@ DEFAULT_SEED = 20260401
 USER_PROPERTY = "exov_subtests"
 
 
-class OpenvinoTester(Tester):
+class OpenVINOTester(Tester):
     """The suite's ``Tester`` lowering with ``executorch_openvino.OpenvinoPartitioner`` (CPU, f32)."""
 
     def __init__(self, module, example_inputs, dynamic_shapes=None):
@@ -63,7 +63,7 @@ class OpenvinoTester(Tester):
 EXOV_FLOW = suite_flow.TestFlow(
     FLOW_NAME,
     backend=FLOW_NAME,
-    tester_factory=OpenvinoTester,
+    tester_factory=OpenVINOTester,
     # The partitioner leaves some graphs (integer/float64 policy) wholly to
     # ExecuTorch's CPU kernels. With is_delegated=True the suite reports those
     # as passed without running them; False runs and compares every program.

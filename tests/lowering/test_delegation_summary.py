@@ -88,7 +88,7 @@ def test_report_groups_nodes_by_operator_and_reason():
 
 def test_every_refusal_in_the_support_check_returns_a_reason():
     """No bare boolean left in the check: each return is a reason (a string) or None (taken)."""
-    source = inspect.getsource(operator_support.OpenvinoOperatorSupport.refusal)
+    source = inspect.getsource(operator_support.OpenVINOOperatorSupport.refusal)
     tree = ast.parse(source.replace("\n    ", "\n")[source.index("def"):])
     returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return)]
     assert len(returns) > 30

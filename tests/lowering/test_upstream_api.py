@@ -94,13 +94,19 @@ def test_skipped_op_types_and_node_names_stay_on_executorch_kernels():
 def test_every_public_name_is_listed_and_exists():
     listed = [name for name in dir(exov) if not name.startswith("_")]
     for name in ("lower", "load_method", "OpenvinoPartitioner", "OpenVINOBackend", "delegation_summary",
-                 "DelegationSummary", "OpenvinoMethod", "ConversionError"):
+                 "DelegationSummary", "OpenVINOMethod", "ConversionError"):
         assert name in listed
     assert not {"os", "sys", "annotations"} & set(listed)
     for name in listed:
         getattr(exov, name)
     with pytest.raises(AttributeError):
         exov.run_program  # noqa: B018
+
+
+def test_upstreams_spelling_of_the_partitioner_is_the_same_class():
+    from executorch_openvino.lowering.partitioner import OpenVINOPartitioner, OpenvinoPartitioner
+
+    assert exov.OpenvinoPartitioner is exov.OpenVINOPartitioner is OpenvinoPartitioner is OpenVINOPartitioner
 
 
 def test_delegation_summary_of_what_lower_returns():

@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
   for (auto& thread : pool) thread.join();
   for (et::DelegateHandle* handle : handles) backend->destroy(handle);
 
-  executorch_openvino::OpenVinoLoad info = executorch_openvino::openvino_load();
+  executorch_openvino::OpenVINOLoad info = executorch_openvino::openvino_load();
   std::string output0;
   for (float v : reference[0]) {
     char number[32];

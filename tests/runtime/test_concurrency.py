@@ -2,7 +2,7 @@
 
 Two ways to use threads. Raw ``executorch.runtime`` methods hold the GIL for
 a whole call (measured), so threads calling them take turns; the delegate
-keeps it that way. ``exov.load_method`` returns an ``OpenvinoMethod`` whose
+keeps it that way. ``exov.load_method`` returns an ``OpenVINOMethod`` whose
 calls let the GIL go during each OpenVINO inference, each call on its own
 loaded copy of the method (up to ``max_concurrent_calls``), the copies sharing
 one OpenVINO compiled model per partition. Every result here is compared

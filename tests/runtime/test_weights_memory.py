@@ -83,7 +83,7 @@ def test_a_program_loaded_from_memory_holds_one_copy(no_cache):
 
 
 def test_a_shared_model_outlives_the_program_whose_load_compiled_it(tmp_path, no_cache):
-    # Two loads of one file share a model (as OpenvinoMethod's copies do); it maps the file
+    # Two loads of one file share a model (as OpenVINOMethod's copies do); it maps the file
     # itself, so it outlives the first program and its loader, and the file's deletion.
     pte, model = _pte()
     path, other = tmp_path / "first.pte", tmp_path / "second.pte"

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-using executorch_openvino::OpenVinoLibrary;
+using executorch_openvino::OpenVINOLibrary;
 
 namespace {
 
@@ -70,13 +70,13 @@ const char* kModel = R"(<?xml version="1.0"?>
 </net>
 )";
 
-int fail(const char* what, const OpenVinoLibrary& library) {
+int fail(const char* what, const OpenVINOLibrary& library) {
   std::printf("error: %s failed: %s\n", what, library.last_openvino_message().c_str());
   return 2;
 }
 
 // Runs kModel on CPU with an f32 precision hint; 0 when the result is exact.
-int run_model(OpenVinoLibrary& library) {
+int run_model(OpenVINOLibrary& library) {
   const auto& api = library.api();
   ov_model_t* model = nullptr;
   if (api.ov_core_read_model_from_memory_buffer(library.core(), kModel, std::strlen(kModel), nullptr, &model) != OK)
@@ -176,7 +176,7 @@ int main(int argc, char** argv) {
       return 64;
     }
   }
-  OpenVinoLibrary& library = OpenVinoLibrary::instance();
+  OpenVINOLibrary& library = OpenVINOLibrary::instance();
   library.set_pip_library_dir(pip_dir);
   std::string error;
   if (!library.ensure_loaded(&error)) {

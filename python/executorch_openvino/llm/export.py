@@ -158,7 +158,7 @@ def export_llm(model, *, max_context_len: int = 512, weights: str = "f32", group
     NNCF and it is missing.
     """
     from ..api import lower_exported
-    from ..lowering.partitioner import OpenvinoPartitioner
+    from ..lowering.partitioner import OpenVINOPartitioner
     from .hf_models import load_model
 
     if weights not in WEIGHTS:
@@ -167,7 +167,7 @@ def export_llm(model, *, max_context_len: int = 512, weights: str = "f32", group
         model, loaded_tokenizer = load_model(model)
         tokenizer = tokenizer if tokenizer is not None else loaded_tokenizer
     exported, metadata = export_decoder(model, max_context_len, strict=strict, all_logits=all_logits)
-    partitioner = OpenvinoPartitioner(device=device, inference_precision=inference_precision,
+    partitioner = OpenVINOPartitioner(device=device, inference_precision=inference_precision,
                                       performance_hint=performance_hint,
                                       weight_compression="" if weights == "f32" else weights,
                                       weight_group_size=group_size if weights == "int4" else -1, weight_ratio=ratio,

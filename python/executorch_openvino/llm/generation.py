@@ -50,7 +50,7 @@ def generate(program, prompt, max_new_tokens: int = 64, *, tokenizer=None, chat:
     end-of-sequence token of the program (``get_eos_ids``).
 
     `program`: a ``.pte`` path (written by ``export_llm(...).save``), its bytes, or an
-    :class:`~executorch_openvino.OpenvinoMethod` of its ``forward``. `prompt`: text, or token ids
+    :class:`~executorch_openvino.OpenVINOMethod` of its ``forward``. `prompt`: text, or token ids
     (a list of ints or a 1-d int64 tensor). `tokenizer`: a transformers tokenizer or a folder holding one;
     by default the folder saved beside the ``.pte`` (``model.tokenizer/``, also for a method
     ``load_method`` loaded from a path). `chat`: wrap the text in the tokenizer's chat template as one user
@@ -67,9 +67,9 @@ def generate(program, prompt, max_new_tokens: int = 64, *, tokenizer=None, chat:
         raise ValueError(f"max_new_tokens is {max_new_tokens}; give 1 or more")
     if start_position < 0:
         raise ValueError(f"start_position is {start_position}; positions start at 0")
-    from ..runtime.loaded_method import OpenvinoMethod, load_method
+    from ..runtime.loaded_method import OpenVINOMethod, load_method
 
-    method = program if isinstance(program, OpenvinoMethod) else load_method(program)
+    method = program if isinstance(program, OpenVINOMethod) else load_method(program)
     metadata = _metadata(method)
     tokenizer = _tokenizer(tokenizer, program)
     ids = _prompt_ids(prompt, tokenizer, chat)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from ..processed_blob import INDEX_CHECK_PREFIX, LOWERED_WITH_KEY, STATE_CHECK_MARK, OpenvinoIr
+from ..processed_blob import INDEX_CHECK_PREFIX, LOWERED_WITH_KEY, STATE_CHECK_MARK, OpenVINOIr
 from . import model_state
 from .ops import TORCH_TO_OPENVINO
 from .passes import index_checks, returned_copies, run_before_conversion
@@ -116,7 +116,7 @@ def _fix_int_parameters(model, inputs: list) -> None:
 
 
 def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: bool = True,
-                      compress=None, input_ranges: tuple = ()) -> OpenvinoIr:
+                      compress=None, input_ranges: tuple = ()) -> OpenVINOIr:
     """Returns the OpenVINO IR (XML text, weights) of an edge-dialect partition.
 
     Inputs keep the partition's order, static shapes and dtypes; outputs keep
@@ -188,4 +188,4 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
     with tempfile.TemporaryDirectory(prefix="exov-ir-") as tmp:
         xml_path = Path(tmp) / "partition.xml"
         ov.save_model(model, xml_path, compress_to_fp16=False)
-        return OpenvinoIr(xml_path.read_bytes(), xml_path.with_suffix(".bin").read_bytes())
+        return OpenVINOIr(xml_path.read_bytes(), xml_path.with_suffix(".bin").read_bytes())

@@ -7,7 +7,7 @@ PyTorch frontend converts the whole call to one ``ScaledDotProductAttention``
 that runs as a fused attention kernel. An operation listed here reaches the
 partition whole, but only where the partitioner delegates it (the filter is
 the partitioner's own node check, :class:`~executorch_openvino.lowering.operator_support.
-OpenvinoOperatorSupport`): a node left to ExecuTorch's CPU kernels is
+OpenVINOOperatorSupport`): a node left to ExecuTorch's CPU kernels is
 decomposed for them as before.
 
 Each entry was measured against its decomposition (``benchmarks/kept_ops.py``
@@ -100,7 +100,7 @@ def kept_names() -> frozenset:
 
 def ops_to_not_decompose(support, program) -> tuple[list, Callable[[torch.fx.Node], bool]]:
     """``(ops, filter)`` for ``Partitioner.ops_to_not_decompose`` of `program`: `support` is the
-    partitioner's :class:`~executorch_openvino.lowering.operator_support.OpenvinoOperatorSupport` for it."""
+    partitioner's :class:`~executorch_openvino.lowering.operator_support.OpenVINOOperatorSupport` for it."""
 
     conditions = {str(op): condition for op, condition in KEPT.items()}
 

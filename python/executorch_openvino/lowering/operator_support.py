@@ -393,7 +393,7 @@ def _literals_fit_int32(node: torch.fx.Node) -> bool:
                or (isinstance(v, int) and _INT32[0] <= v <= _INT32[1]) for v in values)
 
 
-class OpenvinoOperatorSupport(OperatorSupportBase):
+class OpenVINOOperatorSupport(OperatorSupportBase):
     """``is_node_supported`` for :class:`torch.fx.passes.infra.partitioner.CapabilityBasedPartitioner`.
 
     `constant_names` are the placeholders holding parameters, buffers and

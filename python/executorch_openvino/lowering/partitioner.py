@@ -14,7 +14,7 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from ..compile_specs import input_ranges_spec, make_compile_specs, program_state_spec, resolve_options
 from .integer_ranges import integer_ranges
 from .kept_operations import ops_to_not_decompose
-from .operator_support import (OpenvinoOperatorSupport, flushed_constant_names,
+from .operator_support import (OpenVINOOperatorSupport, flushed_constant_names,
                                refuse_quantization_left_for_executorch)
 from .passes import run_before_decomposition
 from .passes.integer_remainders import refuse_remainders_left_for_executorch
@@ -27,7 +27,7 @@ REFUSAL_META = "executorch_openvino_refusal"
 _log = logging.getLogger(__name__)
 
 
-class OpenvinoPartitioner(Partitioner):
+class OpenVINOPartitioner(Partitioner):
     """Delegates every connected group of OpenVINO-supported nodes.
 
     What OpenVINO would compute differently from PyTorch stays on ExecuTorch's
@@ -37,8 +37,8 @@ class OpenvinoPartitioner(Partitioner):
     (``weight_compression`` ``"int8"``/``"int4"``, ``weight_group_size``, ``weight_ratio``) become compile specs
     (see :mod:`executorch_openvino.compile_specs`). Alternatively give the compile specs themselves, a list of
     ``executorch.exir.backend.compile_spec_schema.CompileSpec``, as ``compile_specs=`` or in the form of
-    executorch's own ``executorch.backends.openvino.partitioner.OpenvinoPartitioner``:
-    ``OpenvinoPartitioner(compile_spec, op_types_to_skip=None, op_names_to_skip=None)``, where a list first
+    executorch's own ``executorch.backends.openvino.partitioner.OpenVINOPartitioner``:
+    ``OpenVINOPartitioner(compile_spec, op_types_to_skip=None, op_names_to_skip=None)``, where a list first
     makes the next two positional arguments the skip sets, as there, and ``compile_spec=`` is accepted too.
     ``input_ranges``: ``{input name: (low, high)}``, integer inputs whose values you promise stay in the
     range (checked on every call); integer arithmetic on them can then be delegated with
@@ -66,7 +66,7 @@ class OpenvinoPartitioner(Partitioner):
                        f"give a precision as CompileSpec('inference_precision', {inference_precision.encode()!r}) "
                        "in the list")
                 raise TypeError(f"after a list of compile specs the next argument is op_types_to_skip, a set of "
-                                f"operator names, as in executorch's own OpenvinoPartitioner, and options go in the "
+                                f"operator names, as in executorch's own OpenVINOPartitioner, and options go in the "
                                 f"list; got the str {inference_precision!r} (as the second argument or "
                                 f"inference_precision=): {fix}")
             op_types_to_skip = _given_once("op_types_to_skip", op_types_to_skip,
@@ -74,7 +74,7 @@ class OpenvinoPartitioner(Partitioner):
             op_names_to_skip = _given_once("op_names_to_skip", op_names_to_skip, compile_specs)
             compile_specs, device, inference_precision = list(device), "CPU", ""
         elif not isinstance(device, str):
-            raise TypeError(f"OpenvinoPartitioner's first argument is a {type(device).__name__}: give a device "
+            raise TypeError(f"OpenVINOPartitioner's first argument is a {type(device).__name__}: give a device "
                             "name (str, e.g. 'CPU') or a list of executorch CompileSpec objects")
         else:
             for name, value, examples in (("inference_precision", inference_precision, "'f32', 'bf16' or ''"),
@@ -96,7 +96,7 @@ class OpenvinoPartitioner(Partitioner):
                         "weight_compression": weight_compression != ""}
             if any(keywords.values()):
                 given = ", ".join(name for name, set_ in keywords.items() if set_)
-                raise TypeError(f"OpenvinoPartitioner got compile specs and {given}: give each option once, "
+                raise TypeError(f"OpenVINOPartitioner got compile specs and {given}: give each option once, "
                                 f"either as a CompileSpec in the list (e.g. CompileSpec('numerics', b'fast')) "
                                 f"or as a keyword without compile specs")
             specs = _checked_specs(compile_specs)
@@ -106,7 +106,7 @@ class OpenvinoPartitioner(Partitioner):
         self.delegation_spec = DelegationSpec(BACKEND_ID, specs)
         self._remainders_rewritten = 0  # transform_for_pre_decomposition calls not yet met by a partition()
 
-    def _support(self, exported_program) -> OpenvinoOperatorSupport:
+    def _support(self, exported_program) -> OpenVINOOperatorSupport:
         """The support check, with the declared ``input_ranges`` assumed where they hold: only for an input
         every reader of which is delegated, since each partition reading it checks it, while a value derived
         on ExecuTorch's side would reach OpenVINO unchecked."""
@@ -120,11 +120,11 @@ class OpenvinoPartitioner(Partitioner):
                 return support
             declared = {name: bounds for name, bounds in declared.items() if name not in unread}
 
-    def _support_assuming(self, exported_program, assumed: dict) -> OpenvinoOperatorSupport:
+    def _support_assuming(self, exported_program, assumed: dict) -> OpenVINOOperatorSupport:
         signature = exported_program.graph_signature
         constants = {**signature.inputs_to_parameters, **signature.inputs_to_buffers,
                      **signature.inputs_to_lifted_tensor_constants}
-        return OpenvinoOperatorSupport(constant_names=constants, numerics=self.options.numerics,
+        return OpenVINOOperatorSupport(constant_names=constants, numerics=self.options.numerics,
                                        flushed_constants=flushed_constant_names(exported_program),
                                        integer_ranges=integer_ranges(exported_program, assumed),
                                        op_types_to_skip=self.op_types_to_skip, op_names_to_skip=self.op_names_to_skip)
@@ -189,7 +189,7 @@ class OpenvinoPartitioner(Partitioner):
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
 
 
-def _record_refusals(exported_program, support: OpenvinoOperatorSupport) -> None:
+def _record_refusals(exported_program, support: OpenVINOOperatorSupport) -> None:
     """Writes into each operator node left untagged why it stays on ExecuTorch (REFUSAL_META), and logs it at
     debug level (``logging.basicConfig()`` and ``logging.getLogger("executorch_openvino").setLevel(logging.DEBUG)``
     show them)."""
@@ -203,7 +203,7 @@ def _record_refusals(exported_program, support: OpenvinoOperatorSupport) -> None
 
 def _given_once(what: str, keyword, positional):
     if keyword is not None and positional is not None:
-        raise TypeError(f"{what} were given twice (two arguments of OpenvinoPartitioner name them): give them once")
+        raise TypeError(f"{what} were given twice (two arguments of OpenVINOPartitioner name them): give them once")
     return positional if keyword is None else keyword
 
 
@@ -319,3 +319,8 @@ def _initialise_mutated_buffers(exported_program) -> None:
     for node in exported_program.graph.nodes:
         if node.op == "placeholder" and signature.inputs_to_buffers.get(node.name) in mutated:
             node.meta["et_init_buffer"] = True
+
+
+# ExecuTorch's bundled OpenVINO backend spells it so (executorch.backends.openvino.partitioner): code written for
+# it keeps working with this package's partitioner.
+OpenvinoPartitioner = OpenVINOPartitioner

@@ -1,4 +1,4 @@
-"""A loaded ``.pte`` method (:func:`load_method`, :class:`OpenvinoMethod`): its errors explained, callable from
+"""A loaded ``.pte`` method (:func:`load_method`, :class:`OpenVINOMethod`): its errors explained, callable from
 several threads at once.
 """
 
@@ -36,7 +36,7 @@ class _DelegateErrors:
 MAX_CONCURRENT_CALLS = 16
 
 
-class OpenvinoMethod:
+class OpenVINOMethod:
     """A loaded ExecuTorch method whose errors name what the delegate found wrong, callable from several threads.
 
     ``execute(inputs)`` takes the method's inputs (a list of tensors of the
@@ -205,11 +205,11 @@ def _load(runtime, data, method_name: str):
     return method, loaded, inits
 
 
-def load_method(program, method_name: str = "forward", *, max_concurrent_calls: int | None = None) -> OpenvinoMethod:
+def load_method(program, method_name: str = "forward", *, max_concurrent_calls: int | None = None) -> OpenVINOMethod:
     """Loads a ``.pte`` (bytes or a path) with ``executorch.runtime`` and returns one method.
 
     ``max_concurrent_calls``: how many calls of the returned
-    :class:`OpenvinoMethod` may run at once from several threads, each on its
+    :class:`OpenVINOMethod` may run at once from several threads, each on its
     own loaded copy (made when calls first overlap). ``None`` (default): what
     OpenVINO's compiled models suggest (their ``OPTIMAL_NUMBER_OF_INFER_REQUESTS``:
     1 with ``performance_hint="LATENCY"``, the CPU default; the number of streams
@@ -245,17 +245,17 @@ def load_method(program, method_name: str = "forward", *, max_concurrent_calls: 
         try:
             again()
         except (OSError, RuntimeError):  # the file changed while it loaded: no copies of either version
-            return _from(program, OpenvinoMethod(method, loaded))
+            return _from(program, OpenVINOMethod(method, loaded))
 
         def reload():
             with _DelegateErrors():
                 copy, copy_program, _ = _load(runtime, again(), method_name)
             again()
             return copy, copy_program
-    return _from(program, OpenvinoMethod(method, loaded, reload=reload, max_concurrent_calls=limit))
+    return _from(program, OpenVINOMethod(method, loaded, reload=reload, max_concurrent_calls=limit))
 
 
-def _from(program, method: OpenvinoMethod) -> OpenvinoMethod:
+def _from(program, method: OpenVINOMethod) -> OpenVINOMethod:
     """`method` with its ``source``: the path `program` names, if it is one."""
     import os
 

@@ -3,7 +3,7 @@
 Each pass is a module of this folder and rewrites a program in place. Three stages:
 
 1. :func:`run_before_decomposition`: on the ATen program, before ExecuTorch's edge decomposition
-   (``OpenvinoPartitioner.transform_for_pre_decomposition``, which ``to_edge_transform_and_lower``
+   (``OpenVINOPartitioner.transform_for_pre_decomposition``, which ``to_edge_transform_and_lower``
    calls, so ``exov.lower`` and ExecuTorch's own API lower the same program).
 2. :func:`run_before_emission`: on the edge program after partitioning, before ExecuTorch writes the
    ``.pte`` (``exov.lower``).

@@ -102,5 +102,5 @@ def refuse_remainders_left_for_executorch(program: torch.export.ExportedProgram,
                 f"'{node.name}' is an integer remainder that would run on ExecuTorch's kernel, which computes it "
                 "with the dividend's sign in ExecuTorch 1.5.1 (remainder(-7, 4) gives -3, eager 1). Lower with "
                 "numerics='exact' (the default) through to_edge_transform_and_lower(exported, "
-                "partitioner=[OpenvinoPartitioner()]) or exov.lower, which rewrite it exactly before ExecuTorch's "
+                "partitioner=[OpenVINOPartitioner()]) or exov.lower, which rewrite it exactly before ExecuTorch's "
                 "edge decomposition (to_edge(...).to_backend(...) skips that step)")
