@@ -95,7 +95,7 @@ def session_steps(session: nox.Session) -> None:
     env = environment(session, shim, folder, SANITIZERS)
     control_run(session, control, folder, env)
     try:
-        test_runs.run_suite(session, wheel, openvino, test_runs.SANITIZED, env=env)
+        test_runs.run_suite(session, wheel, openvino, test_runs.SANITIZED, env=env, workers=test_runs.WORKERS)
     finally:
         found = reports(session, folder)
     if found:

@@ -79,6 +79,7 @@ LOOKUPS = """
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("as_parameter, gib", [(False, 8), (True, 18)], ids=["table input", "table parameter"])
 def test_lookups_past_2_gib_equal_eager(as_parameter, gib, tmp_path):
     if as_parameter and os.environ.get("EXOV_LARGE_TESTS") != "1":

@@ -163,6 +163,7 @@ def test_the_nncf_here_is_the_one_the_package_names_for_this_openvino():
     assert NNCF_FOR_OPENVINO.get(openvino) == version("nncf"), (openvino, version("nncf"))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(_nncf_release() < (3, 4), reason="nncf 3.1.0 (the release for OpenVINO 2025.4) fails on "
                     "MiniLM's bool mask: 'abs_cpu' not implemented for 'Bool' (3.4.0 does not)")
 def test_minilm_int8_sentence_embeddings_stay_within_cosine_099_of_float32():

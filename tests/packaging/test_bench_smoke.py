@@ -19,7 +19,7 @@ import pytest
 
 from exov_testing.environment import REPOSITORY, require_all
 
-pytestmark = [pytest.mark.own_runtime]
+pytestmark = [pytest.mark.own_runtime, pytest.mark.slow]  # the benchmarks themselves run by hand
 
 BENCH = REPOSITORY / "benchmarks" / "bench.py"
 

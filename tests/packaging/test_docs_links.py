@@ -19,7 +19,7 @@ FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 LINK = re.compile(r"\[[^\]\n]*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.M)
-NOX_COMMAND = re.compile(r"python3 -m nox -s lint tests\b[^\n]*")
+NOX_COMMAND = re.compile(r"python3 -m nox -s ci\b[^\n]*")
 
 
 def _prose(text: str) -> str:

@@ -235,7 +235,7 @@ def test_checkpoint_errors(classifier, tmp_path):
         OpenVINOBackend.from_dict(None, {**state, "program_path": str(other)})
     with pytest.raises(ValueError, match="the checkpoint has format 2"):
         OpenVINOBackend.from_dict(None, {**state, "format": 2})
-    with pytest.raises(ValueError, match="built from a lifecycle_models.Classifier, the module given is a torch.nn.modules.linear.Linear"):
+    with pytest.raises(ValueError, match="built from a exov_testing.lifecycle_models.Classifier, the module given is a torch.nn.modules.linear.Linear"):
         OpenVINOBackend.from_dict(torch.nn.Linear(2, 2), state)
     unknown = state["outputs"].replace("lifecycle_models.Heads", "elsewhere.Heads")
     with pytest.raises(ValueError, match="outputs use a type this process does not know"):

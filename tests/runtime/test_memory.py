@@ -20,6 +20,7 @@ class Model(torch.nn.Module):
         return torch.relu(self.linear(x))
 
 
+@pytest.mark.slow
 def test_1000_load_run_free_cycles_grow_resident_memory_by_less_than_1_mib(tmp_path):
     # Each cycle compiles the model in OpenVINO, runs it once and frees it: a compiled model,
     # infer request or tensor left behind per cycle would add up well past the bound.

@@ -27,6 +27,12 @@ def _module_markers(path: Path) -> set[str]:
     return set()
 
 
+def _markers_anywhere(path: Path) -> set[str]:
+    """Every `pytest.mark.<name>` of a module: its pytestmark and its tests' decorators."""
+    return {n.attr for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Attribute) and n.value.attr == "mark"}
+
+
 def _test_modules() -> dict[str, set[str]]:
     return {str(p.relative_to(TESTS)): _module_markers(p) for p in sorted(TESTS.rglob("test_*.py"))
             if "tooling" not in p.parts}
@@ -34,14 +40,14 @@ def _test_modules() -> dict[str, set[str]]:
 
 def test_every_marker_a_session_selects_is_registered():
     names = set()
-    for expression in (test_runs.OLDER_RELEASE_CI, test_runs.OLDER_RELEASE_FULL, test_runs.SANITIZED,
-                       test_runs.EMULATED):
+    for expression in (test_runs.NEWEST_RELEASE_CI, test_runs.SLOW, test_runs.OLDER_RELEASE_CI,
+                       test_runs.OLDER_RELEASE_FULL, test_runs.SANITIZED, test_runs.EMULATED):
         names |= set(re.findall(r"[a-z_0-9]+", expression)) - {"not", "and", "or"}
     assert names and names <= _registered(), names - _registered()
 
 
 def test_every_registered_marker_is_used_by_a_test_module():
-    used = set().union(*_test_modules().values())
+    used = set().union(*(_markers_anywhere(p) for p in TESTS.rglob("test_*.py") if "tooling" not in p.parts))
     unused = _registered() - used
     assert not unused, f"registered in pyproject.toml but on no test module: {unused}"
 
@@ -64,6 +70,6 @@ def test_each_session_selection_is_what_the_module_markers_say():
     modules = _test_modules()
     older = {n for n, m in modules.items() if "older_openvino" in m}
     assert {"numerics/test_operators.py", "llm/test_llm.py", "lowering/test_quantization.py"} <= older
-    assert test_runs.selection(pins.OPENVINO_NEWEST) == ""
-    assert test_runs.selection(pins.OPENVINO_OLDEST) == "older_openvino"
+    assert test_runs.selection(pins.OPENVINO_NEWEST) == "not slow"
+    assert test_runs.selection(pins.OPENVINO_OLDEST) == "older_openvino and not slow"
     assert test_runs.selection(pins.OPENVINO_OLDEST, full_older_release=True) == "not own_runtime"
