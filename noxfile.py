@@ -71,8 +71,10 @@ def repair(session: nox.Session) -> None:
 @nox.session(python=PYTHON, requires=["repair"])
 @nox.parametrize("openvino", OPENVINO, ids=OPENVINO)
 def tests(session: nox.Session, openvino: str) -> None:
-    """tests/ on the repaired wheel with that OpenVINO release, all but the slow ones; the older release runs the
-    tests marked older_openvino (all but own_runtime with EXOV_OLDER_RELEASE_FULL=1)."""
+    """tests/ on the repaired wheel with that OpenVINO release (markers: orchestration/test_runs.py).
+
+    The newest release runs all but the slow tests; the older one the tests marked older_openvino (all but
+    own_runtime with EXOV_OLDER_RELEASE_FULL=1)."""
     test_runs.tests_session(session, openvino)
 
 

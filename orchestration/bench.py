@@ -14,9 +14,9 @@ from collections.abc import Callable
 
 import nox
 
-from orchestration import ROOT, environments, pins, release_steps, wheel_build
+from orchestration import ROOT, environments, layout, pins, release_steps, wheel_build
 
-SCRIPTS = ROOT / "tests" / "benchmarks"
+SCRIPTS = layout.BENCHMARKS
 OUT = ROOT / "build" / "bench"
 DOCS = ROOT / "docs"
 BUNDLED_ENV = ROOT / "build" / "bench-bundled-env"

@@ -5,6 +5,8 @@ from __future__ import annotations
 from orchestration import ROOT
 
 TESTS = ROOT / "tests"
+BENCHMARKS = ROOT / "benchmarks"  # the benchmark scripts
+PROGRAM_FUZZ = ROOT / "tools" / "program_fuzz"  # the differential program fuzzer
 BUILD = ROOT / "build"
 RAW_DIR = BUILD / "wheels" / "raw"  # `nox -s build`
 REPAIRED_DIR = BUILD / "wheels" / "repaired"  # `nox -s repair`: the wheel every test session installs

@@ -34,7 +34,7 @@ MANYLINUX_AARCH64 = "manylinux_2_28_aarch64"
 WINDOWS_WHEEL_TAG = "cp311-cp311-win_amd64"
 
 # Tools, pinned so that a new release of one cannot turn CI red by itself.
-NOX = "2026.10.20"  # what .github/workflows/release.yml installs
+NOX = "2026.10.20"  # what .ci/run, the README's commands and .github/workflows/release.yml install
 AUDITWHEEL = "6.8.2"
 DELVEWHEEL = "1.13.2"
 LINT_TOOLS = ("ruff==0.17.6", "mypy==2.4.1", "clang-format==23.1.5")

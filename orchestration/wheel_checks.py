@@ -58,7 +58,7 @@ def program_fuzz(session: nox.Session) -> None:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     with session.chdir(session.create_tmp()):
-        session.run("python", str(layout.TESTS / "program_fuzz" / "run.py"), "--workdir", str(work),
+        session.run("python", str(layout.PROGRAM_FUZZ / "run.py"), "--workdir", str(work),
                     "--report", str(out / "report.json"), *session.posargs)
 
 

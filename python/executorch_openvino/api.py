@@ -241,6 +241,7 @@ def delegation_summary(program, method: str = "forward") -> DelegationSummary:
     delegated = outside = partitions = 0
     left: list[NotDelegated] = []
     module = program.graph_module
+    ours = any(REFUSAL_META in n.meta for n in module.graph.nodes)
     for node in module.graph.nodes:
         if node.op != "call_function" or getattr(node.target, "__module__", "") == "executorch.exir.memory":
             continue
@@ -258,8 +259,14 @@ def delegation_summary(program, method: str = "forward") -> DelegationSummary:
             outside += 1
             recorded = node.meta.get(REFUSAL_META)
             left.append(NotDelegated(node.name, *recorded) if recorded else NotDelegated(
-                node.name, _operator_name(node.target), "not lowered with this package's partitioner"))
+                node.name, _operator_name(node.target), _UNRECORDED[ours or partitions > 0]))
     return DelegationSummary(delegated, delegated + outside, partitions, tuple(left))
+
+
+# Why a node without a recorded reason runs on ExecuTorch: in a program this package's partitioner lowered, it was
+# added after partitioning (the copy of a returned input, ExecuTorch's write-back of an updated buffer).
+_UNRECORDED = {True: "added after partitioning (a copy of a returned input, or ExecuTorch's write-back of a buffer)",
+               False: "not lowered with this package's partitioner"}
 
 
 def _operator_name(target) -> str:

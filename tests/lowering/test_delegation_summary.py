@@ -26,8 +26,8 @@ class Mixed(torch.nn.Module):
 
 INPUTS = (torch.randn(4, 8), torch.arange(4))
 EXPECTED = {
-    "aten.argmax.default": "NaN, infinities or rounding OpenVINO computes differently (numerics='exact')",
-    "aten.cumsum.default": "accumulates integers, which OpenVINO keeps in the input's type (PyTorch: int64)",
+    "aten.argmax.default": "NaN, which OpenVINO's argmax and argmin skip (PyTorch: NaN is the extreme) (numerics='exact')",
+    "aten.cumsum.default": "accumulates int64, which OpenVINO computes in int32 (wrong past 2**31)",
     "aten.sum.dim_IntList": "float64, which OpenVINO computes in float32 (numerics='exact')",
 }
 
@@ -67,10 +67,50 @@ def test_a_program_lowered_without_this_partitioner_says_so():
     assert {i.reason for i in summary.not_delegated} == {"not lowered with this package's partitioner"}
 
 
+def test_a_node_added_after_partitioning_says_so():
+    """exov.lower returns an input through a copy when shapes are dynamic (passes/returned_inputs.py)."""
+
+    class Returned(torch.nn.Module):
+        def forward(self, x):
+            return x, torch.relu(x)
+
+    program = exov.lower(Returned(), (torch.randn(4, 8),), dynamic_shapes={"x": {0: torch.export.Dim("b", max=16)}})
+    (copy,) = exov.delegation_summary(program).not_delegated
+    assert copy.reason == "added after partitioning (a copy of a returned input, or ExecuTorch's write-back of a buffer)"
+
+
+class Positions(torch.nn.Module):
+    def forward(self, pos):
+        return pos * 3 + 1, torch.cumsum(pos, 0)
+
+
+def test_an_unused_input_range_is_named_in_a_warning_and_in_the_reasons():
+    partitioner = exov.OpenVINOPartitioner(input_ranges={"pos": (0, 100)})
+    with pytest.warns(UserWarning, match="the range of 'pos' is not used, because aten_cumsum_default "
+                                         r"\(aten.cumsum.default\) reads it and stays on ExecuTorch"):
+        edge = to_edge_transform_and_lower(torch.export.export(Positions(), (torch.arange(4),)),
+                                           partitioner=[partitioner])
+    reasons = _by_operator(exov.delegation_summary(edge))
+    assert reasons["aten.mul.Tensor"].endswith("the input_ranges of 'pos' are unused: aten_cumsum_default reads it "
+                                               "on ExecuTorch")
+
+
+def test_a_used_input_range_gives_no_warning(recwarn):
+    class Arithmetic(torch.nn.Module):
+        def forward(self, pos):
+            return pos * 3 + 1
+
+    edge = to_edge_transform_and_lower(torch.export.export(Arithmetic(), (torch.arange(4),)),
+                                       partitioner=[exov.OpenVINOPartitioner(input_ranges={"pos": (0, 100)})])
+    summary = exov.delegation_summary(edge)
+    assert summary.delegated == summary.total == 2 and not summary.not_delegated
+    assert not [w for w in recwarn if "input_ranges" in str(w.message)]
+
+
 def test_verbose_lower_prints_the_report_to_stderr(capsys):
     exov.lower(Mixed(), INPUTS, verbose=True)
     printed = capsys.readouterr()
-    assert "aten.cumsum.default x1 (aten_cumsum_default): accumulates integers" in printed.err
+    assert "aten.cumsum.default x1 (aten_cumsum_default): accumulates int64" in printed.err
     assert printed.err.splitlines()[0].endswith("operators on OpenVINO in 1 partition(s); on ExecuTorch:")
     assert "aten.cumsum" not in printed.out
 

@@ -46,6 +46,15 @@ def test_every_marker_a_session_selects_is_registered():
     assert names and names <= _registered(), names - _registered()
 
 
+BUILTIN = {"parametrize", "skipif", "skip", "xfail", "usefixtures", "filterwarnings"}
+
+
+def test_every_marker_a_test_uses_is_registered_or_pytests_own():
+    unknown = {str(p.relative_to(TESTS)): sorted(found) for p in sorted(TESTS.rglob("test_*.py"))
+               if (found := _markers_anywhere(p) - _registered() - BUILTIN)}
+    assert not unknown, f"unregistered markers (a misspelling?): {unknown}"
+
+
 def test_every_registered_marker_is_used_by_a_test_module():
     used = set().union(*(_markers_anywhere(p) for p in TESTS.rglob("test_*.py") if "tooling" not in p.parts))
     unused = _registered() - used

@@ -9,7 +9,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 TOP = ("native", "python", "orchestration", "tests", "wheels", "cmake", "docs", "benchmarks", "tools")
 # A path from the repository root, ending in a file name with one of these suffixes.
-PATH = re.compile(r"(?<![\w/.$}-])((?:" + "|".join(TOP) + r")/[\w/.-]*\.(?:py|cpp|h|c|cmake|in|md|txt|json|toml|yml))\b")
+PATH = re.compile(r"(?:(?<![\w/.$}-])|(?<=<repo>/))((?:" + "|".join(TOP)
+                  + r")/[\w/.-]*\.(?:py|cpp|h|c|cmake|in|md|txt|json|toml|yml))\b")
 SCANNED = (".py", ".md", ".txt", ".cmake", ".toml", ".yml", ".cpp", ".h", ".c", ".in")
 # Paths that name what a session writes or a user's file, not a file of the repository.
 GENERATED = re.compile(r"^(docs/(benchmarks|loading|demo|llm-benchmark)\.md|tools/program_fuzz/regressions/.+)$")
@@ -17,7 +18,8 @@ GENERATED = re.compile(r"^(docs/(benchmarks|loading|demo|llm-benchmark)\.md|tool
 
 def _tracked() -> list[Path]:
     names = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
-    return [ROOT / n for n in names if n.endswith(SCANNED) or Path(n).name == "CMakeLists.txt"]
+    return [ROOT / n for n in names if n.endswith(SCANNED) or Path(n).name == "CMakeLists.txt"
+            or (n.startswith(".ci/") and "." not in Path(n).name)]  # .ci/run
 
 
 def test_named_paths_exist():
@@ -29,3 +31,8 @@ def test_named_paths_exist():
                 if "*" not in named and "<" not in named and not GENERATED.match(named) and not known:
                     missing.append(f"{path.relative_to(ROOT)}:{number}: {named}")
     assert not missing, "\n".join(missing)
+
+
+def test_the_pattern_reads_paths_after_a_placeholder_and_not_inside_other_paths():
+    assert PATH.findall("run <repo>/tests/numerics/test_shapes.py") == ["tests/numerics/test_shapes.py"]
+    assert PATH.findall("see build/tests/x.py") == []

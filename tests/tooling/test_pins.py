@@ -68,6 +68,12 @@ def test_the_release_workflow_uses_the_same_nox_and_interpreters():
     assert setups and set(setups) == {pins.PYTHON}
 
 
+def test_ci_and_the_readme_install_the_pinned_nox():
+    assert f"pip install -q 'nox=={pins.NOX}'" in (ROOT / ".ci" / "run").read_text()
+    commands = [line for line in (ROOT / "README.md").read_text().splitlines() if "pip install" in line and "nox" in line]
+    assert commands and all(line.startswith(f"python3 -m pip install 'nox=={pins.NOX}' && ") for line in commands)
+
+
 def test_the_readme_states_the_pinned_versions():
     readme = (ROOT / "README.md").read_text()
     torch_minor = ".".join(pins.TORCH.split(".")[:2])

@@ -16,8 +16,12 @@ def _test_modules() -> list[Path]:
 
 
 def _sys_path_edits(tree: ast.AST) -> list[str]:
-    return [ast.unparse(node) for node in ast.walk(tree) if isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute) and ast.unparse(node.func.value) == "sys.path"]
+    """Every use of ``sys.path`` (calls, assignments, slices) and ``from sys import path`` outside strings."""
+    found = [ast.unparse(node) for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+             and ast.unparse(node) == "sys.path"]
+    found += [f"from sys import {a.name}" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+              and node.module == "sys" for a in node.names if a.name == "path"]
+    return found
 
 
 def test_no_python_file_under_tests_edits_sys_path():
@@ -51,5 +55,7 @@ def test_each_lowering_pass_has_a_test_module_named_after_it():
 
 
 def test_the_sys_path_check_sees_an_edit():
-    assert _sys_path_edits(ast.parse("import sys\nsys.path.insert(0, 'x')\n")) == ["sys.path.insert(0, 'x')"]
+    assert _sys_path_edits(ast.parse("import sys\nsys.path.insert(0, 'x')\n")) == ["sys.path"]
+    assert _sys_path_edits(ast.parse("import sys\nsys.path[:0] = ['x']\n")) == ["sys.path"]
+    assert _sys_path_edits(ast.parse("from sys import path\n")) == ["from sys import path"]
     assert _sys_path_edits(ast.parse("code = 'sys.path.insert(0, 1)'\n")) == []

@@ -193,7 +193,8 @@ BOOL_REJECTED = frozenset({
     "aten.clamp.Tensor", "aten.sign.default",
 })
 # PyTorch accumulates bool and integer inputs of these in int64; OpenVINO keeps
-# the input's type (measured: cumsum of 300 True gives True, of int32 an int32),
+# the input's type (measured: cumsum of 300 True gives True, of int32 an int32), and int64 ones wrap at int32
+# (OpenVINO 2026.4.1: cumsum of three int64 2**30 gave 2**30, -2**31, -2**30),
 # so they stay on ExecuTorch's kernels whatever the numerics setting.
 ACCUMULATORS = frozenset({
     "aten.cumsum.default", "aten.prod.default", "aten.prod.dim_int", "aten.sum.default", "aten.sum.dim_IntList",
@@ -214,6 +215,16 @@ SPECIAL_VALUE_OPS = frozenset({
     "aten.remainder.Tensor", "aten.remainder.Scalar", "aten.remainder.default",
     "aten.fmod.Tensor", "aten.fmod.Scalar",
 })
+# What SPECIAL_VALUE_OPS' nodes would get wrong, for the reasons delegation_summary gives.
+_SPECIAL_VALUE_REASONS = {
+    **dict.fromkeys(("aten.argmax.default", "aten.argmin.default"),
+                    "NaN, which OpenVINO's argmax and argmin skip (PyTorch: NaN is the extreme)"),
+    "aten.topk.default": "NaN and ties, which OpenVINO's topk orders otherwise",
+    **dict.fromkeys(("aten.floor_divide.default", "aten.div.Tensor_mode", "aten.div.Scalar_mode"),
+                    "infinities and large quotients, which OpenVINO's floor and trunc division get wrong"),
+    **dict.fromkeys(("aten.remainder.Tensor", "aten.remainder.Scalar", "aten.remainder.default", "aten.fmod.Tensor",
+                     "aten.fmod.Scalar"), "infinities and large quotients, which OpenVINO's remainder gets wrong"),
+}
 # A float division whose quotient is rounded, truncated, cast to an integer or
 # compared: OpenVINO's CPU plugin divides by multiplying with the reciprocal
 # once the model has gone through IR (its PyTorch frontend's mark against that
@@ -409,6 +420,8 @@ class OpenVINOOperatorSupport(OperatorSupportBase):
         self.integer_ranges = dict(integer_ranges or {})
         self.exact = numerics == "exact"
         self.flushed_constants = frozenset(flushed_constants)
+        # Declared input ranges not assumed, each with a reader left on ExecuTorch and its reason (the partitioner's).
+        self.unused_ranges: dict = {}
 
     def is_node_supported(self, submodules, node: torch.fx.Node) -> bool:
         return self.refusal(node) is None
@@ -468,7 +481,9 @@ class OpenVINOOperatorSupport(OperatorSupportBase):
         if name in BOOL_REJECTED and input_tensors and all(t.dtype == torch.bool for t in input_tensors):
             return "bool inputs, which OpenVINO's converter rejects"
         if name in ACCUMULATORS and any(t.dtype in _INTEGER_RANK for t in input_tensors):
-            return "accumulates integers, which OpenVINO keeps in the input's type (PyTorch: int64)"
+            if all(t.dtype == torch.int64 for t in input_tensors if t.dtype in _INTEGER_RANK):
+                return "accumulates int64, which OpenVINO computes in int32 (wrong past 2**31)"
+            return "accumulates bool or small integers, which OpenVINO keeps in their type (PyTorch: int64)"
         if self._holds_values_past_int32(node):
             return "int64 values outside int32, which OpenVINO computes in int32"
         layouts = ([a.meta.get("val") for a in node.all_input_nodes if a.op == "placeholder"]
@@ -483,7 +498,8 @@ class OpenVINOOperatorSupport(OperatorSupportBase):
         if any(t.dtype == torch.float64 for t in tensors):
             return "float64, which OpenVINO computes in float32 (numerics='exact')"
         if name in SPECIAL_VALUE_OPS and any(t.is_floating_point() for t in input_tensors):
-            return "NaN, infinities or rounding OpenVINO computes differently (numerics='exact')"
+            return _SPECIAL_VALUE_REASONS.get(name, "special values OpenVINO computes differently") + (
+                " (numerics='exact')")
         if name in DIVISIONS and _quotient_is_rounded(node):
             return "a quotient that is rounded or compared, which OpenVINO computes 1 ulp off (numerics='exact')"
 

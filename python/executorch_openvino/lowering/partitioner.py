@@ -37,8 +37,8 @@ class OpenVINOPartitioner(Partitioner):
     (``weight_compression`` ``"int8"``/``"int4"``, ``weight_group_size``, ``weight_ratio``) become compile specs
     (see :mod:`executorch_openvino.compile_specs`). Alternatively give the compile specs themselves, a list of
     ``executorch.exir.backend.compile_spec_schema.CompileSpec``, as ``compile_specs=`` or in the form of
-    executorch's own ``executorch.backends.openvino.partitioner.OpenVINOPartitioner``:
-    ``OpenVINOPartitioner(compile_spec, op_types_to_skip=None, op_names_to_skip=None)``, where a list first
+    executorch's own ``executorch.backends.openvino.partitioner.OpenvinoPartitioner``:
+    ``OpenvinoPartitioner(compile_spec, op_types_to_skip=None, op_names_to_skip=None)``, where a list first
     makes the next two positional arguments the skip sets, as there, and ``compile_spec=`` is accepted too.
     ``input_ranges``: ``{input name: (low, high)}``, integer inputs whose values you promise stay in the
     range (checked on every call); integer arithmetic on them can then be delegated with
@@ -66,7 +66,7 @@ class OpenVINOPartitioner(Partitioner):
                        f"give a precision as CompileSpec('inference_precision', {inference_precision.encode()!r}) "
                        "in the list")
                 raise TypeError(f"after a list of compile specs the next argument is op_types_to_skip, a set of "
-                                f"operator names, as in executorch's own OpenVINOPartitioner, and options go in the "
+                                f"operator names, as in executorch's own OpenvinoPartitioner, and options go in the "
                                 f"list; got the str {inference_precision!r} (as the second argument or "
                                 f"inference_precision=): {fix}")
             op_types_to_skip = _given_once("op_types_to_skip", op_types_to_skip,
@@ -112,13 +112,17 @@ class OpenVINOPartitioner(Partitioner):
         on ExecuTorch's side would reach OpenVINO unchecked."""
         declared = self._declared_ranges(exported_program)
         placeholders = {n.name: n for n in exported_program.graph.nodes if n.op == "placeholder"}
+        dropped: dict[str, tuple[torch.fx.Node, str]] = {}  # input -> (a reader left on ExecuTorch, its reason)
         while True:
             support = self._support_assuming(exported_program, declared)
-            unread = {name for name in declared
-                      if not all(support.is_node_supported(None, user) for user in placeholders[name].users)}
-            if not unread:
+            for name in declared:
+                refused = [(user, why) for user in placeholders[name].users if (why := support.refusal(user))]
+                if refused:
+                    dropped[name] = refused[0]
+            if not dropped.keys() & declared.keys():
+                support.unused_ranges = dropped
                 return support
-            declared = {name: bounds for name, bounds in declared.items() if name not in unread}
+            declared = {name: bounds for name, bounds in declared.items() if name not in dropped}
 
     def _support_assuming(self, exported_program, assumed: dict) -> OpenVINOOperatorSupport:
         signature = exported_program.graph_signature
@@ -186,7 +190,30 @@ class OpenVINOPartitioner(Partitioner):
         _untag_returned_constants(exported_program)
         _initialise_mutated_buffers(exported_program)
         _record_refusals(exported_program, support)
+        _warn_about_unused_ranges(exported_program, support.unused_ranges)
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
+
+
+def _warn_about_unused_ranges(exported_program, unused: dict) -> None:
+    """A declared input range is assumed only where every reader of the input is delegated (OpenVINOPartitioner
+    ._support); say which reader kept one from use, and note it in the reasons of the nodes it would have let in."""
+    for name, (reader, why) in unused.items():
+        what = "the program returns it" if reader.op == "output" else (
+            f"{reader.name} ({op_name(reader.target)}) reads it and stays on ExecuTorch ({why})")
+        warnings.warn(f"input_ranges: the range of {name!r} is not used, because {what}: a value computed from it "
+                      "there would reach OpenVINO unchecked. With numerics='exact', integer arithmetic on it stays on "
+                      "ExecuTorch as long as that reader does", stacklevel=4)
+        downstream, pending = set(), [n for n in exported_program.graph.nodes if n.name == name]
+        while pending:
+            for user in pending.pop().users:
+                if user not in downstream:
+                    downstream.add(user)
+                    pending.append(user)
+        for node in downstream:
+            recorded = node.meta.get(REFUSAL_META)
+            if recorded and recorded[1].startswith("integer arithmetic not proven"):
+                node.meta[REFUSAL_META] = (recorded[0], f"{recorded[1]}; the input_ranges of {name!r} are unused: "
+                                                        f"{reader.name} reads it on ExecuTorch")
 
 
 def _record_refusals(exported_program, support: OpenVINOOperatorSupport) -> None:
@@ -196,7 +223,7 @@ def _record_refusals(exported_program, support: OpenVINOOperatorSupport) -> None
     for node in exported_program.graph.nodes:
         if node.op != "call_function" or "delegation_tag" in node.meta or op_name(node.target) == "getitem":
             continue
-        reason = support.refusal(node) or "supported, but in no partition (a group of views or a returned constant)"
+        reason = support.refusal(node) or "supported, but the partitioner left it out of every partition"
         node.meta[REFUSAL_META] = (op_name(node.target), reason)
         _log.debug("%s (%s) stays on ExecuTorch: %s", node.name, op_name(node.target), reason)
 

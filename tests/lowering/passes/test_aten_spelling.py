@@ -8,7 +8,7 @@ import torch
 from exov_testing.cases import ALL_DIMS
 from exov_testing.programs import check_fully_delegated, Fn
 
-pytestmark = [pytest.mark.older_openvino]
+pytestmark = [pytest.mark.older_openvino, pytest.mark.aarch64]
 
 
 @pytest.mark.parametrize("op", ALL_DIMS)

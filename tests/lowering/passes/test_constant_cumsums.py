@@ -8,6 +8,8 @@ import torch
 import executorch_openvino as exov
 from exov_testing.programs import assert_exactly_eager, assert_matches_eager, eager, Fn, lower
 
+pytestmark = [pytest.mark.aarch64]
+
 
 @pytest.mark.parametrize("numerics", ["exact", "fast"])
 def test_cumsum_of_constants_is_right_on_every_call(numerics):
