@@ -308,6 +308,7 @@ def test_model_cache_dir_is_used_for_this_backend_only(tmp_path):
     assert backend.compile_report["loaded_from_cache"] is True
 
 
+@pytest.mark.slow  # MiniLM is lowered in CI by numerics/test_models.py; the lifecycle by the Classifier tests
 def test_minilm_through_the_backend_matches_eager(tmp_path):
     pytest.importorskip("transformers")
     from executorch_openvino.examples.minilm import load_model_and_inputs
