@@ -23,8 +23,7 @@ SLOW = "slow"
 OLDER_RELEASE_CI = "older_openvino and not slow"
 OLDER_RELEASE_FULL = "not own_runtime"
 # Test processes of the tests, slow_tests and sanitizers sessions: the tests use about one core each (export,
-# conversion) and this project's CI machines have 2 (measured: the suite in 2 processes took 32 min where one
-# took 37, on a machine busy with another session).
+# conversion) and this project's CI machines have 2 (docs/design.md, "CI and the orchestration").
 WORKERS = min(2, os.cpu_count() or 1)
 SANITIZED = "native and not slow"  # the tests that drive the native code's own paths, under ASan and UBSan
 EMULATED = "aarch64"  # what runs under qemu-user in aarch64_emulated
