@@ -137,7 +137,7 @@ def program_fuzz(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def sanitizers(session: nox.Session) -> None:
-    """The delegate and pybindings built with ASan and UBSan; the tests marked `native` under them."""
+    """The delegate, pybindings and runner built with ASan and UBSan; the tests marked native or runner under them."""
     sanitized.session_steps(session)
 
 

@@ -19,7 +19,7 @@ from exov_testing.cases import OPERATORS
 from exov_testing.programs import lower, OneInput
 from exov_testing.runner_tools import RUNNER, assert_runner_matches_python, run_runner, save_inputs
 
-pytestmark = [pytest.mark.own_runtime, pytest.mark.native, pytest.mark.aarch64,
+pytestmark = [pytest.mark.own_runtime, pytest.mark.runner, pytest.mark.aarch64,
               pytest.mark.skipif(sys.platform == "win32", reason="the runner is built on Linux only for now")]
 
 
