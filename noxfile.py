@@ -81,7 +81,7 @@ def tests(session: nox.Session, openvino: str) -> None:
 @nox.session(python=PYTHON, requires=["repair"])
 def slow_tests(session: nox.Session) -> None:
     """The tests marked slow, which CI leaves out (by hand before a release; about 10 minutes)."""
-    test_runs.slow_tests_session(session)
+    test_runs.tests_session(session, pins.OPENVINO_NEWEST, test_runs.SLOW)
 
 
 @nox.session(python=PYTHON, requires=["repair"])

@@ -77,19 +77,12 @@ def run_suite(session: nox.Session, wheel: Path, openvino: str, markers: str = "
                     *session.posargs, env=env)
 
 
-def tests_session(session: nox.Session, openvino: str) -> None:
-    """The repaired wheel in a fresh venv with OpenVINO `openvino` and the test requirements; tests/."""
+def tests_session(session: nox.Session, openvino: str, markers: str | None = None) -> None:
+    """The repaired wheel in a fresh venv with OpenVINO `openvino` and the test requirements; tests/ selected by
+    `markers` (by default the CI selection of that release, `selection`)."""
     wheel = wheel_build.repaired_wheel(session)
     environments.install_runtime(session, wheel, openvino, *environments.TEST_REQUIREMENTS,
                                  pins.nncf_requirement(openvino))
-    run_suite(session, wheel, openvino, selection(openvino, os.environ.get("EXOV_OLDER_RELEASE_FULL") == "1"),
-              workers=WORKERS)
-
-
-def slow_tests_session(session: nox.Session) -> None:
-    """The tests marked slow (long loops, 2 GiB tables, whole benchmarks, MiniLM INT8), with the newest release."""
-    wheel = wheel_build.repaired_wheel(session)
-    openvino = pins.OPENVINO_NEWEST
-    environments.install_runtime(session, wheel, openvino, *environments.TEST_REQUIREMENTS,
-                                 pins.nncf_requirement(openvino))
-    run_suite(session, wheel, openvino, SLOW, workers=WORKERS)
+    if markers is None:
+        markers = selection(openvino, os.environ.get("EXOV_OLDER_RELEASE_FULL") == "1")
+    run_suite(session, wheel, openvino, markers, workers=WORKERS)
