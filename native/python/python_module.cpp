@@ -3,13 +3,18 @@
 // registered and which OpenVINO was loaded from where.
 #include "delegate_api.h"
 #include "openvino_library.h"
+#include "program_backends.h"
 #include "python_infer_hooks.h"
 
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <executorch/extension/data_loader/buffer_data_loader.h>
+#include <executorch/extension/data_loader/file_data_loader.h>
 #include <executorch/runtime/backend/interface.h>
+#include <executorch/runtime/executor/program.h>
 
 #include <array>
 #include <cstring>
@@ -50,6 +55,26 @@ nb::dict report_as_dict(const executorch_openvino::CompileReport& r) {
   return d;
 }
 
+// {method: [(backend id, registered)]} of the program `loader` reads; nothing is loaded but its metadata.
+nb::dict backends_by_method(executorch::runtime::DataLoader* loader) {
+  auto program = executorch::runtime::Program::load(loader, executorch::runtime::Program::Verification::Minimal);
+  if (!program.ok()) {
+    throw std::invalid_argument("not an ExecuTorch program this runtime can read (ExecuTorch error " +
+                                std::to_string(static_cast<int>(program.error())) + ")");
+  }
+  nb::dict methods;
+  for (size_t i = 0; i < program->num_methods(); ++i) {
+    auto name = program->get_method_name(i);
+    if (!name.ok()) continue;
+    auto meta = program->method_meta(name.get());
+    if (!meta.ok()) continue;
+    nb::list uses;
+    for (const auto& use : executorch_openvino::method_backends(meta.get())) uses.append(nb::make_tuple(use.id, use.registered));
+    methods[name.get()] = uses;
+  }
+  return methods;
+}
+
 [[noreturn]] void raise_reported(const std::string& error) {
   executorch_openvino::report_error(error);
   throw std::runtime_error(executorch_openvino::last_error());  // ASCII-escaped
@@ -73,6 +98,33 @@ NB_MODULE(_native, m) {
       nb::arg("dir"));
 
   m.def("is_loaded", [] { return OpenVINOLibrary::instance().is_loaded(); });
+
+  m.def(
+      "program_backends",
+      [](nb::bytes program) {
+        executorch::extension::BufferDataLoader loader(program.c_str(), program.size());
+        return backends_by_method(&loader);
+      },
+      nb::arg("program"));
+  m.def(
+      "program_backends",
+      [](const std::string& path) {
+        auto loader = executorch::extension::FileDataLoader::from(path.c_str());
+        if (!loader.ok()) throw std::invalid_argument("cannot read '" + path + "'");
+        return backends_by_method(&loader.get());
+      },
+      nb::arg("path"),
+      "{method: [(backend id, registered in this process)]} of a .pte (bytes or a path), read from its "
+      "metadata without loading a method. ValueError when it is not a program.");
+  m.def(
+      "unregistered_backends_message",
+      [](const std::string& method, const std::vector<std::pair<std::string, bool>>& backends) {
+        std::vector<executorch_openvino::BackendUse> uses;
+        for (const auto& [id, registered] : backends) uses.push_back({id, registered});
+        return executorch_openvino::unregistered_backends_message(method, uses);
+      },
+      nb::arg("method"), nb::arg("backends"),
+      "Why `method` cannot load here ('' when every backend it uses is registered): the runner's words too.");
 
   m.def(
       "load_library",

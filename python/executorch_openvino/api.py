@@ -11,13 +11,14 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
 from .lowering.partitioner import OpenVINOPartitioner
 from .lowering.passes import run_before_emission
 from .runtime.loaded_method import OpenVINOMethod, load_method
+from .runtime.foreign_backends import EXECUTORCH_OWN_OPENVINO_BACKEND
 from .runtime.method_inputs import contiguous
 
 __all__ = ["lower", "export", "lower_exported", "delegation_summary", "DelegationSummary", "NotDelegated",
@@ -184,13 +185,16 @@ class DelegationSummary:
 
     ``not_delegated``: the operator nodes that run on ExecuTorch's kernels, each with the reason this
     package's partitioner recorded (``"not lowered with this package's partitioner"`` where it recorded
-    none); nodes inside another backend's delegate are not listed.
+    none); nodes inside another backend's delegate are not listed. ``other_backends``: ``{backend id:
+    partitions}`` of the delegates that are not this package's (``OpenvinoBackend`` is executorch's own
+    OpenVINO delegate, which this package does not run).
     """
 
     delegated: int
     total: int
     partitions: int
     not_delegated: tuple[NotDelegated, ...] = ()
+    other_backends: dict[str, int] = field(default_factory=dict)
 
     @property
     def fraction(self) -> float:
@@ -211,6 +215,11 @@ class DelegationSummary:
         for (operator, reason), nodes in self.reasons().items():
             shown = ", ".join(nodes[:3]) + (f" and {len(nodes) - 3} more" if len(nodes) > 3 else "")
             lines.append(f"  {operator} x{len(nodes)} ({shown}): {reason}")
+        for backend, count in self.other_backends.items():
+            lines.append(f"in {count} partition(s) of another backend, {backend!r} (their operators count in the "
+                         "total)" + (": executorch's own OpenVINO delegate, which this package does not run; lower "
+                                     "with executorch_openvino.OpenVINOPartitioner instead"
+                                     if backend == EXECUTORCH_OWN_OPENVINO_BACKEND else ""))
         return "\n".join(lines)
 
 
@@ -240,6 +249,7 @@ def delegation_summary(program, method: str = "forward") -> DelegationSummary:
 
     delegated = outside = partitions = 0
     left: list[NotDelegated] = []
+    others: dict[str, int] = {}
     module = program.graph_module
     ours = any(REFUSAL_META in n.meta for n in module.graph.nodes)
     for node in module.graph.nodes:
@@ -255,12 +265,13 @@ def delegation_summary(program, method: str = "forward") -> DelegationSummary:
                 delegated += inside
             else:
                 outside += inside
+                others[lowered.backend_id] = others.get(lowered.backend_id, 0) + 1
         elif name != "getitem":
             outside += 1
             recorded = node.meta.get(REFUSAL_META)
             left.append(NotDelegated(node.name, *recorded) if recorded else NotDelegated(
                 node.name, _operator_name(node.target), _UNRECORDED[ours or partitions > 0]))
-    return DelegationSummary(delegated, delegated + outside, partitions, tuple(left))
+    return DelegationSummary(delegated, delegated + outside, partitions, tuple(left), others)
 
 
 # Why a node without a recorded reason runs on ExecuTorch: in a program this package's partitioner lowered, it was

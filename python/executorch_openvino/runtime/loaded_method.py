@@ -10,6 +10,7 @@ import warnings
 from pathlib import Path
 
 from .. import _native  # the extension module
+from .foreign_backends import check_method_backends
 from .method_inputs import as_method_inputs, explain_refused_inputs
 
 
@@ -220,7 +221,9 @@ def load_method(program, method_name: str = "forward", *, max_concurrent_calls: 
     the path again, and refused if the file changed (the calls then wait
     for a loaded copy instead, with a ``RuntimeWarning``).
 
-    Raises ``FileNotFoundError`` when a path names no file, ``RuntimeError`` with
+    Raises ``FileNotFoundError`` when a path names no file, ``RuntimeError`` before loading when the method
+    was delegated to a backend that cannot run here (one no library registered, or executorch's own
+    ``OpenvinoBackend`` with an OpenVINO it crashes on: :mod:`.foreign_backends`), ``RuntimeError`` with
     the delegate's own message (which OpenVINO was tried where, which blob field
     was bad, ...) when loading fails,
     ``RuntimeError`` naming the methods there are when ``method_name`` is not one,
@@ -235,6 +238,8 @@ def load_method(program, method_name: str = "forward", *, max_concurrent_calls: 
                          "for what OpenVINO suggests")
     runtime = Runtime.get()
     data, again = _program_source(program)
+    if isinstance(data, (bytes, Path)):
+        check_method_backends(data if isinstance(data, bytes) else str(data), method_name)
     with _DelegateErrors():
         method, loaded, inits = _load(runtime, data, method_name)
     limit, reason = _concurrency(inits, max_concurrent_calls)
