@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .lowering.conversion import require_openvino_package
 from .lowering.partitioner import OpenVINOPartitioner
 from .lowering.passes import run_before_emission
 from .runtime.loaded_method import OpenVINOMethod, load_method
@@ -45,7 +46,9 @@ def lower(module, example_inputs: tuple | None = None, *, device: str = "CPU",
     ``verbose=True`` prints :meth:`DelegationSummary.report` to stderr: how many operators went to OpenVINO
     and, per operator, why the others stay on ExecuTorch.
 
-    Raises ``ValueError`` for bad compile specs before exporting, ``TypeError`` for example inputs that are
+    Raises ``ModuleNotFoundError`` naming the pip command when OpenVINO's Python package is not installed
+    (lowering needs it; running a ``.pte`` does not), ``ValueError`` for bad compile specs before exporting,
+    ``TypeError`` for example inputs that are
     not a tuple or list, for a program with complex tensors, and for example inputs given with an
     ``ExportedProgram``; ``RuntimeError`` naming ``strict=True`` when torch's decomposition fails on a
     non-strict export's duplicated inputs.
@@ -60,6 +63,7 @@ def lower(module, example_inputs: tuple | None = None, *, device: str = "CPU",
     output that is an input is then returned through a copy
     (:mod:`executorch_openvino.lowering.passes.returned_inputs`: ExecuTorch 1.5.1 returned zeros).
     """
+    require_openvino_package()  # before exporting: one clear error, not one deep in ExecuTorch's lowering
     partitioner = OpenVINOPartitioner(device=device, inference_precision=inference_precision, numerics=numerics,
                                       performance_hint=performance_hint, weight_compression=weight_compression,
                                       weight_group_size=weight_group_size, weight_ratio=weight_ratio)

@@ -9,6 +9,7 @@ stay bit-identical to the PyTorch ones).
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from pathlib import Path
 
@@ -22,6 +23,35 @@ from .passes import index_checks, returned_copies, run_before_conversion
 
 class ConversionError(RuntimeError):
     """OpenVINO could not convert a partition; the message says which part and why."""
+
+
+def require_openvino_package() -> None:
+    """Raises ``ModuleNotFoundError`` (``name="openvino"``) saying what to install when OpenVINO's Python
+    package is missing: lowering needs its PyTorch frontend, running a ``.pte`` needs only its C library. The
+    requirement named is this wheel's own (its metadata), so the command matches what pip would install."""
+    try:
+        import openvino  # noqa: F401
+    except ModuleNotFoundError as exc:
+        if exc.name != "openvino":
+            raise  # a broken installation: its own message says more
+        raise ModuleNotFoundError(
+            "lowering needs OpenVINO's Python package (its PyTorch frontend converts each partition), and it is "
+            f"not installed in this environment ({sys.executable}): pip install '{_openvino_requirement()}'. "
+            "Running a lowered .pte needs only OpenVINO's C library, from that package or an OpenVINO install "
+            "tree (docs/user-guide/deployment.md).", name="openvino") from None
+
+
+def _openvino_requirement() -> str:
+    """``openvino<2027,>=2025.4.1``: the requirement in this wheel's metadata (``openvino`` if none)."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    from packaging.requirements import Requirement
+
+    try:
+        found = [Requirement(r) for r in requires("executorch-openvino") or ()]
+    except PackageNotFoundError:
+        found = []
+    return next((str(r) for r in found if r.name == "openvino" and r.marker is None), "openvino")
 
 
 def _user_input_values(program: torch.export.ExportedProgram) -> list:

@@ -12,6 +12,7 @@ from executorch.exir.backend.utils import tag_constant_data
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
 from ..compile_specs import input_ranges_spec, make_compile_specs, program_state_spec, resolve_options
+from .conversion import require_openvino_package
 from .integer_ranges import integer_ranges
 from .kept_operations import ops_to_not_decompose
 from .operator_support import (OpenVINOOperatorSupport, flushed_constant_names,
@@ -110,6 +111,7 @@ class OpenVINOPartitioner(Partitioner):
         """The support check, with the declared ``input_ranges`` assumed where they hold: only for an input
         every reader of which is delegated, since each partition reading it checks it, while a value derived
         on ExecuTorch's side would reach OpenVINO unchecked."""
+        require_openvino_package()  # before anything asks OpenVINO's frontend what it converts
         declared = self._declared_ranges(exported_program)
         placeholders = {n.name: n for n in exported_program.graph.nodes if n.op == "placeholder"}
         dropped: dict[str, tuple[torch.fx.Node, str]] = {}  # input -> (a reader left on ExecuTorch, its reason)

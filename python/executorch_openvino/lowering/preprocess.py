@@ -14,21 +14,23 @@ from executorch.exir.backend.backend_details import BackendDetails, PreprocessRe
 
 from .. import processed_blob
 from ..compile_specs import resolve_options
-from .conversion import convert_partition
+from .conversion import convert_partition, require_openvino_package
 from .weight_compression import compress_weights
 
 
 class ExecutorchOpenvinoBackend(BackendDetails):
     """Preprocess: one partition -> processed blob (header + OpenVINO IR).
 
-    Raises ``ValueError`` for bad compile specs (before conversion starts) and
-    ``executorch_openvino.ConversionError`` when OpenVINO cannot
+    Raises ``ValueError`` for bad compile specs (before conversion starts),
+    ``ModuleNotFoundError`` naming the pip command when OpenVINO's Python package is
+    not installed, and ``executorch_openvino.ConversionError`` when OpenVINO cannot
     convert the partition.
     """
 
     @staticmethod
     def preprocess(edge_program, compile_specs) -> PreprocessResult:
         options = resolve_options(compile_specs)  # fail fast, before OpenVINO is involved
+        require_openvino_package()
         if options.numerics == "exact":
             _warn_about_flushed_constants(edge_program)
         compress = None
