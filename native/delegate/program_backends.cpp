@@ -28,8 +28,9 @@ std::string unregistered_backends_message(const std::string& method, const std::
     message += "method '" + method + "' was delegated to the backend '" + use.id +
                "', which no library in this process has registered with ExecuTorch's runtime";
     if (use.id == kBackendId) {
-      message += ": this delegate's library did not register (load libexecutorch_openvino_backend with the "
-                 "runtime, linked with --no-as-needed, or import executorch_openvino)";
+      message +=
+          ": this delegate's library did not register (load libexecutorch_openvino_backend with the "
+          "runtime, linked with --no-as-needed, or import executorch_openvino)";
     } else if (use.id == kExecutorchOwnOpenVINOBackendId) {
       message += std::string(". '") + use.id +
                  "' is executorch's own OpenVINO delegate (executorch.backends.openvino), not executorch-openvino "
@@ -38,8 +39,9 @@ std::string unregistered_backends_message(const std::string& method, const std::
                  "'): lower the model again with executorch-openvino's partitioner "
                  "(executorch_openvino.OpenVINOPartitioner, or exov.lower)";
     } else {
-      message += std::string(". executorch-openvino runs the partitions lowered with its own partitioner "
-                             "(backend id '") +
+      message += std::string(
+                     ". executorch-openvino runs the partitions lowered with its own partitioner "
+                     "(backend id '") +
                  kBackendId + "'): lower the model again with executorch_openvino.OpenVINOPartitioner, or run it " +
                  "with a runtime that links the library registering '" + use.id + "'";
     }

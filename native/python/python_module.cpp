@@ -69,7 +69,8 @@ nb::dict backends_by_method(executorch::runtime::DataLoader* loader) {
     auto meta = program->method_meta(name.get());
     if (!meta.ok()) continue;
     nb::list uses;
-    for (const auto& use : executorch_openvino::method_backends(meta.get())) uses.append(nb::make_tuple(use.id, use.registered));
+    for (const auto& use : executorch_openvino::method_backends(meta.get()))
+      uses.append(nb::make_tuple(use.id, use.registered));
     methods[name.get()] = uses;
   }
   return methods;

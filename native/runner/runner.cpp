@@ -152,8 +152,8 @@ int open_method(Module& module, const Options& o, std::optional<MethodMeta>* met
   auto found = module.method_meta(o.method);
   if (!found.ok()) return failed("could not read the metadata of method '" + o.method + "'");
   // A program delegated to a backend this runner lacks: say which and what to do, before loading.
-  std::string unregistered = executorch_openvino::unregistered_backends_message(
-      o.method, executorch_openvino::method_backends(found.get()));
+  std::string unregistered =
+      executorch_openvino::unregistered_backends_message(o.method, executorch_openvino::method_backends(found.get()));
   if (!unregistered.empty()) return failed(unregistered);
   meta->emplace(*found);
   return -1;
