@@ -6,6 +6,7 @@
 #include <executorch/extension/module/module.h>
 #include <executorch/extension/tensor/tensor_ptr.h>
 #include <executorch/runtime/core/exec_aten/util/scalar_type_util.h>
+#include <executorch/runtime/platform/platform.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -19,6 +20,7 @@
 #include <optional>
 #include <unistd.h>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <sys/stat.h>
 #include <vector>
@@ -53,10 +55,39 @@ bool is_readable_file(const std::string& path) {
   return file != nullptr;
 }
 
+// ExecuTorch's error lines (level E) are held instead of printed, so that a failure is told once: the
+// delegate logs its message there and keeps it as last_error(), which failed() prints. Other levels print
+// as ExecuTorch's default log does.
+std::mutex held_errors_mutex;
+std::vector<std::string> held_errors;
+
+void emit_log(et_timestamp_t, et_pal_log_level_t level, const char* filename, const char*, size_t line,
+              const char* message, size_t length) {
+  const char* base = std::strrchr(filename, '/');
+  std::string text =
+      std::string(base ? base + 1 : filename) + ":" + std::to_string(line) + "] " + std::string(message, length);
+  if (level == kError) {
+    std::lock_guard<std::mutex> lock(held_errors_mutex);
+    held_errors.push_back(text);
+    return;
+  }
+  std::fprintf(stderr, "%c executorch:%s\n", static_cast<char>(level), text.c_str());
+}
+
+// What ExecuTorch logged as errors so far, one "ExecuTorch: ..." line each ("" for none).
+std::string held_error_text() {
+  std::lock_guard<std::mutex> lock(held_errors_mutex);
+  std::string text;
+  for (const std::string& held : held_errors) text += (text.empty() ? "ExecuTorch: " : "\nExecuTorch: ") + held;
+  return text;
+}
+
+// One message per failure: the runner's, then the delegate's reason, or else what ExecuTorch logged.
 int failed(const std::string& message) {
   std::string detail = executorch_openvino::last_error();
-  std::fprintf(stderr, "executorch-openvino-run: %s%s%s\n", message.c_str(),
-               detail.empty() ? "" : "\nexecutorch-openvino: ", detail.c_str());
+  if (detail.empty()) detail = held_error_text();
+  std::fprintf(stderr, "executorch-openvino-run: %s%s%s\n", message.c_str(), detail.empty() ? "" : ":\n",
+               detail.c_str());
   return 1;
 }
 
@@ -226,7 +257,7 @@ int load_method(Module& module, const Options& o, const MethodMeta& meta, Output
   auto start = Clock::now();
   if (module.load_method(o.method) != executorch::runtime::Error::Ok) {
     return failed("method '" + o.method + "' did not load" +
-                  (!o.openvino_lib.empty() ? "; check the --openvino-lib library (above: why it did not load)"
+                  (!o.openvino_lib.empty() ? "; check the --openvino-lib library"
                    : openvino.is_loaded()  ? ""
                                            : "; to choose the OpenVINO C library, pass --openvino-lib PATH"));
   }
@@ -270,14 +301,37 @@ struct Runs {
 // The outputs written are run 0's, copied before the timed runs: what one
 // call of a fresh method gives, as executorch.runtime's first call does,
 // also for programs that keep state between calls.
-int run_method(Module& module, const Options& o, const std::vector<EValue>& inputs, Runs* runs) {
+// The first tensor input whose shape is not the method's (ExecuTorch refuses a static size other than its own,
+// where the runner's checks allowed any size up to it), as a message; "" when all match.
+std::string static_shape_mismatch(const Options& o, const MethodMeta& meta, const std::vector<EValue>& inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto info = meta.input_tensor_meta(i);
+    if (!inputs[i].isTensor() || !info.ok()) continue;
+    auto given = inputs[i].toTensor().sizes();
+    std::vector<int64_t> shape(given.begin(), given.end());
+    if (shape == to_shape(info->sizes())) continue;
+    return "input " + std::to_string(i) + (i < o.inputs.size() ? " ('" + o.inputs[i] + "')" : std::string()) +
+           " has shape " + shape_text(shape) + "; the method refused it and takes " +
+           shape_text(to_shape(info->sizes())) + " (that size exactly where the program's shape is static)";
+  }
+  return "";
+}
+
+int run_method(Module& module, const Options& o, const MethodMeta& meta, const std::vector<EValue>& inputs,
+               Runs* runs) {
   for (long k = 0; k <= o.iterations; ++k) {
     auto start = Clock::now();
     executorch::runtime::Error set = module.set_inputs(o.method, inputs);
     if (set != executorch::runtime::Error::Ok) {
+      const std::string mismatch = static_shape_mismatch(o, meta, inputs);
+      if (!mismatch.empty()) return bad_arguments(mismatch);
+      const std::string said = held_error_text();
       return bad_arguments("method '" + o.method + "' refused the inputs (ExecuTorch error " + hex_code(set) +
-                           "): a size that does not fit (0x10), a wrong type, or a non-tensor value other than "
-                           "the one the program was exported with (0x12); --list shows what it takes");
+                           (said.empty() ? std::string("): a size that does not fit (0x10), a wrong type, or a "
+                                                       "non-tensor value other than the one the program was "
+                                                       "exported with (0x12)")
+                                         : "):\n" + said) +
+                           "\n--list shows what it takes");
     }
     auto result = module.execute(o.method);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -353,12 +407,13 @@ int run(int argc, char** argv) {
   double load_ms = 0;
   Runs runs;
   status = load_method(module, o, *meta, &outputs, &load_ms);
-  if (status < 0) status = run_method(module, o, inputs, &runs);
+  if (status < 0) status = run_method(module, o, *meta, inputs, &runs);
   if (status >= 0) return status;
   return report(o, runs, load_ms);
 }
 
 int main(int argc, char** argv) {
+  executorch::runtime::register_pal(executorch::runtime::PalImpl::create(emit_log, __FILE__));
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {  // std::bad_alloc above all

@@ -191,8 +191,8 @@ def test_minilm_outputs_equal_pythons_bit_for_bit(tmp_path):
     (["{pte}", "--iterations", "many"], "--iterations takes a whole number from 0 to \\d+, got 'many'"),
     (["{pte}", "--seed", "99999999999999999999999"], "--seed takes a whole number from 0 to"),
     (["{pte}", "--random-inputs", "--output-dir", "{x}"], "cannot create the output folder '.*x.npy'"),
-    (["{pte}", "--input", "{x}", "--input", "{ids_short}"], "method 'forward' refused the inputs \\(ExecuTorch error "
-                                                            "0x10\\)"),
+    (["{pte}", "--input", "{x}", "--input", "{ids_short}"],
+     "input 1 \\('.*ids_short.npy'\\) has shape \\(1, 3\\); the method refused it and takes \\(2, 3\\)"),
     (["{pte}", "--frobnicate"], "unknown option '--frobnicate'"),
     (["{pte}", "--openvino-lib", "/no/such/libopenvino_c.so"], "--openvino-lib '/no/such/libopenvino_c.so' is not "
                                                                "a file"),
@@ -216,6 +216,42 @@ def test_bad_arguments_end_with_a_message_and_status_2(arguments, message, small
     result = run_runner(*[a.format(**files) for a in arguments], cwd=tmp_path)
     assert result.returncode == 2, result.stdout + result.stderr
     assert re.search(message, result.stderr), result.stderr
+
+
+def test_a_failed_run_is_told_once_with_the_delegates_reason_and_status_1(tmp_path):
+    pte = tmp_path / "lookup.pte"
+    pte.write_bytes(exov.lower(torch.nn.Embedding(10, 4), (torch.tensor([1, 2, 3]),)).buffer)
+    np.save(tmp_path / "ids.npy", np.array([1, 2, 30]))
+    result = run_runner(pte, "--input", tmp_path / "ids.npy")
+    assert result.returncode == 1, result.stdout + result.stderr
+    reason = "was given an index outside 0..9"
+    assert result.stderr.count(reason) == 1 and result.stderr.count("executorch-openvino-run:") == 1, result.stderr
+    assert result.stderr.startswith("executorch-openvino-run: method 'forward' failed on run 1"), result.stderr
+
+
+def test_the_documented_exit_statuses_are_the_runners(small_program, tmp_path):
+    """docs/user-guide/runner-and-cpp.md's exit statuses, one case each: 0 ran, 2 bad arguments or input files,
+    1 the program failed to load or run."""
+    from exov_testing.environment import REPOSITORY
+
+    doc = (REPOSITORY / "docs" / "user-guide" / "runner-and-cpp.md").read_text()
+    statuses = dict(re.findall(r"^  - `(\d)`: (.+)$", doc, re.M))
+    assert sorted(statuses) == ["0", "1", "2"], statuses
+    pte = small_program[0]
+    other = tmp_path / "other.pte"
+    from executorch.exir import to_edge_transform_and_lower
+    from executorch.exir.backend.test.op_partitioner_demo import AddMulPartitionerDemo
+
+    class MulAdd(torch.nn.Module):
+        def forward(self, a, b):
+            return a * b + a
+
+    exported = torch.export.export(MulAdd(), (torch.randn(2, 2), torch.randn(2, 2)))
+    other.write_bytes(to_edge_transform_and_lower(exported, partitioner=[AddMulPartitionerDemo()]).to_executorch().buffer)
+    cases = {"0": [pte, "--random-inputs"], "2": [pte, "--iterations", "-1"], "1": [other, "--random-inputs"]}
+    for status, arguments in cases.items():
+        result = run_runner(*arguments)
+        assert result.returncode == int(status), (statuses[status], result.stderr)
 
 
 def _copied_runner(tmp_path: Path) -> Path:
