@@ -24,6 +24,12 @@ constexpr const char kCacheDirOption[] = "cache_dir";
 // library was loaded.
 executorch::runtime::Error registration_status();
 
+// Whether a failed is_available() (OpenVINO's C library did not load) writes the places tried to ExecuTorch's
+// log, once per distinct failure: on by default, since a C++ application sees only ExecuTorch's "not
+// available" otherwise (last_error() keeps it either way). The pybindings turn it off: Python reports it
+// with the exception.
+void set_log_unavailability(bool on);
+
 // Records an error for the user: logged through ExecuTorch's log and kept as
 // the last error, which Python reports (ExecuTorch's own exceptions carry only
 // an error code).

@@ -22,7 +22,9 @@
 
 #include <executorch/runtime/backend/interface.h>
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -118,6 +120,27 @@ void record_success(const SharedCompiledModel& model, bool shared, const std::st
   remember_compile_report(report);
 }
 
+// A C++ application sees only ExecuTorch's "not available" unless the places tried are logged; a
+// poll logs each distinct failure once. The pybindings turn it off (set_log_unavailability): Python
+// puts the places tried into the exception, and ExecuTorch's Python log sink crashed with two writers.
+std::atomic<bool> log_unavailability{true};
+
+void report_unavailability(const std::string& message) {
+  static std::mutex mutex;
+  static std::string* last_logged = new std::string();
+  if (!log_unavailability.load()) {
+    record_error(message);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  if (*last_logged == message) {
+    record_error(message);
+    return;
+  }
+  *last_logged = message;
+  report_error(message);
+}
+
 class OpenVINODelegate final : public BackendInterface {
  public:
   // Whether a partition can run here: OpenVINO's C library loads (the first
@@ -128,9 +151,7 @@ class OpenVINODelegate final : public BackendInterface {
   bool is_available() const override {
     std::string error;
     if (OpenVINOLibrary::instance().ensure_loaded(&error)) return true;
-    // Not logged: callers poll this, from several threads too (ExecuTorch's
-    // Python log sink crashed with two writers); a failed init logs it.
-    record_error("is_available: " + error);
+    report_unavailability("is_available: " + error);
     return false;
   }
 
@@ -185,6 +206,8 @@ const Error kRegistration = executorch::runtime::register_backend(Backend{kBacke
 }  // namespace
 
 Error registration_status() { return kRegistration; }
+
+void set_log_unavailability(bool on) { log_unavailability.store(on); }
 
 int live_compiled_models() { return shared_compiled_models_alive(); }
 

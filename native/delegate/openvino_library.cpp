@@ -124,6 +124,7 @@ bool OpenVINOLibrary::ensure_loaded(std::string* error) {
       break;
     }
   }
+  if (!plan.notes.empty()) tried += "\nSearched before those, holding no OpenVINO C library:";
   for (const std::string& n : plan.notes) tried += "\n  - " + n;
   *error = "could not load the OpenVINO C library. Places tried, in order:" + tried +
            "\nFix: `pip install openvino` (2025.4.1 to 2026.x), or set OPENVINO_LIB_PATH "

@@ -86,6 +86,7 @@ NB_MODULE(_native, m) {
   m.doc() = "Native half of executorch_openvino: registration and OpenVINO library state.";
   m.attr("BACKEND_ID") = executorch_openvino::kBackendId;
   executorch_openvino::install_python_infer_hooks();
+  executorch_openvino::set_log_unavailability(false);  // Python raises it with the places tried
 
   m.def(
       "registration_error_code", [] { return static_cast<int>(executorch_openvino::registration_status()); },

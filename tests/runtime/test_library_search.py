@@ -121,6 +121,32 @@ def test_every_place_in_one_documented_order(tmp_path):
     assert plan["notes"] == []
 
 
+# What each place of the search order is called in docs/user-guide/deployment.md's numbered list.
+DOC_WORDS = {"explicit path (set_library_path)": "set_library_path", "OPENVINO_LIB_PATH": "OPENVINO_LIB_PATH",
+             "pip openvino package": "pip `openvino` package", "INTEL_OPENVINO_DIR install tree": "INTEL_OPENVINO_DIR",
+             "CONDA_PREFIX conda environment": "CONDA_PREFIX", "system loader": "system loader"}
+
+
+def test_the_deployment_guide_lists_the_places_in_the_codes_order(tmp_path):
+    import re
+
+    from exov_testing.environment import REPOSITORY
+
+    guide = (REPOSITORY / "docs" / "user-guide" / "deployment.md").read_text()
+    section = guide[guide.index("## How the delegate finds OpenVINO"):]
+    section = section[:section.index("`native/delegate/library_search.h` lists")]
+    listed = re.findall(r"^(\d)\. (.+(?:\n   .+)*)", section, re.M)
+    libs = tmp_path / "pip"
+    _touch(libs, "libopenvino_c.so.2641")
+    _touch(tmp_path, "tree/runtime/lib/intel64/libopenvino_c.so.2541", "conda/lib/libopenvino_c.so.2531")
+    candidates, _ = _plan("linux", explicit_path="/opt/a/libopenvino_c.so", openvino_lib_path="/opt/b/x.so",
+                          pip_dir=libs, install_tree=tmp_path / "tree", conda_prefix=tmp_path / "conda")
+    sources = [source for source, _ in candidates]
+    assert [int(n) for n, _ in listed] == list(range(1, len(sources) + 1)), listed
+    for (number, text), source in zip(listed, sources):
+        assert DOC_WORDS[source] in text, (number, text, source)
+
+
 def test_pip_package_and_install_tree_choice_is_deterministic(tmp_path):
     # Both present: the pip package first, whatever the folder listing order; the tree follows.
     libs = tmp_path / "pip"
