@@ -2,11 +2,12 @@
 
 import sys
 
-USAGE = """usage: python -m executorch_openvino doctor [--json]
+USAGE = """usage: python -m executorch_openvino doctor [PROGRAM.pte] [--json]
        python -m executorch_openvino cache FOLDER [--clear]
        python -m executorch_openvino export-llm --model DIR|GGUF --out model.pte [--weights f32|int8|int4]
        python -m executorch_openvino generate model.pte --prompt TEXT [--max-new-tokens N] [--chat]
-  doctor      checks that the delegate can run here and which OpenVINO it uses
+  doctor      checks that the delegate can run here and which OpenVINO it uses; with a .pte, also
+              which backends its methods were delegated to and whether they can run here
   cache       reports what the model cache FOLDER (the one given to set_cache_dir) holds;
               --clear removes the delegate's files from it
   export-llm  exports a Hugging Face decoder-only model with a static KV cache (--help for options)
@@ -44,7 +45,7 @@ def main(argv: list[str]) -> int:
         from .llm import cli
 
         return (cli.export_llm_main if command == "export-llm" else cli.generate_main)(argv[1:])
-    if command != "doctor" or any(not a.startswith("-") for a in argv[1:]):
+    if command != "doctor" or sum(not a.startswith("-") for a in argv[1:]) > 1:
         print(USAGE, file=sys.stderr)
         return 2
     from .quiet import hide_known_noise

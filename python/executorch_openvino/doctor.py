@@ -5,8 +5,10 @@ versions, whether the delegate (and executorch's own ``OpenvinoBackend``) is
 registered with ExecuTorch's runtime, every place searched for the OpenVINO C
 library and which one was loaded, the available devices, the precision a
 CPU program computes in, and whether a small float32 program run through the
-delegate on CPU gives eager PyTorch's result. Exit status 0 when the delegate can run here, 1 when
-it cannot; each failed check says what to do.
+delegate on CPU gives eager PyTorch's result; given a ``.pte``, also which backends each of its methods was
+delegated to and whether they can run here (a program of another backend, executorch's own ``OpenvinoBackend``
+included, is named with how to lower it for this package). Exit status 0 when the delegate (and the program,
+if given) can run here, 1 when not; each failed check says what to do.
 """
 
 from __future__ import annotations
@@ -17,8 +19,6 @@ import sys
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 
-# executorch 1.5.1 registers its own OpenVINO delegate under this id (docs/design.md).
-EXECUTORCH_OWN_OPENVINO_BACKEND = "OpenvinoBackend"
 
 
 @dataclass
@@ -105,11 +105,17 @@ def _registration_check(package) -> Check:
     try:
         from executorch.runtime import Runtime
 
+        from .runtime.foreign_backends import EXECUTORCH_OWN_OPENVINO_BACKEND, own_openvino_backend_problem
+
         names = list(Runtime.get().backend_registry.registered_backend_names)
         detail.append(f"executorch.runtime sees: {', '.join(names)}")
         if EXECUTORCH_OWN_OPENVINO_BACKEND in names:
             detail.append(f"executorch's own {EXECUTORCH_OWN_OPENVINO_BACKEND} is registered too; "
                           "it is a different delegate (a .pte names the one that lowered it)")
+            problem = own_openvino_backend_problem()
+            if problem:
+                detail.append(f"programs lowered with it cannot run here: {problem}; exov.load_method and the "
+                              "runner refuse them (lower with executorch_openvino.OpenVINOPartitioner)")
     except Exception as exc:  # noqa: BLE001 - reported, the registration flag above decides
         detail.append(f"executorch.runtime could not be asked: {type(exc).__name__}: {exc}")
     return Check("registration", ok, detail,
@@ -204,8 +210,33 @@ def _cpu_results_check() -> Check:
                      "with this command); docs/user-guide/aarch64.md lists the CPUs where this was measured")
 
 
-def diagnose() -> list[Check]:
-    """Runs every check; a check that cannot run (its prerequisite failed) is left out."""
+def _program_check(program: str) -> Check:
+    """The backends each method of the .pte `program` uses, and whether each can run here."""
+    from executorch.runtime import Runtime  # registers executorch's own backends, as running would
+
+    from ._native import program_backends
+    from .runtime.foreign_backends import check_method_backends
+
+    Runtime.get()
+    try:
+        methods = program_backends(program)
+    except ValueError as exc:
+        return Check(f"program {program}", False, [str(exc)], fix="give a .pte file that ExecuTorch wrote")
+    detail, problems = [], []
+    for method, backends in sorted(methods.items()):
+        names = ", ".join(f"{b}{'' if ok else ' (not registered)'}" for b, ok in backends) or "none (ExecuTorch's kernels)"
+        detail.append(f"{method}: delegated to {names}")
+        try:
+            check_method_backends(program, method)
+        except RuntimeError as exc:
+            problems.append(str(exc))
+    return Check(f"program {program}", not problems, detail + problems,
+                 fix="" if not problems else "lower the model again with executorch_openvino.OpenVINOPartitioner")
+
+
+def diagnose(program: str | None = None) -> list[Check]:
+    """Runs every check (with `program`, a .pte path, also which backends its methods need); a check that cannot
+    run (its prerequisite failed) is left out."""
     import executorch_openvino as package
 
     checks = [_package_check(package), _versions_check()]
@@ -221,14 +252,17 @@ def diagnose() -> list[Check]:
         checks.append(devices)
         if devices.ok and runtime.ok:  # lowering and running need torch and executorch.runtime
             checks.append(_cpu_results_check())
+    if program is not None and runtime.ok:
+        checks.append(_program_check(program))
     return checks
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m executorch_openvino doctor", description=__doc__.split("\n")[0])
+    parser.add_argument("program", nargs="?", help="a .pte: also check which backends its methods need")
     parser.add_argument("--json", action="store_true", help="print the checks as JSON")
     args = parser.parse_args(argv)
-    checks = diagnose()
+    checks = diagnose(args.program)
     ok = all(c.ok for c in checks)
     if args.json:
         print(json.dumps({"ok": ok, "checks": [asdict(c) for c in checks]}, indent=2))
@@ -239,7 +273,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"    {line}")
             if not c.ok:
                 print(f"    fix: {c.fix}")
-        print("the delegate can run here" if ok else "the delegate cannot run here: see the fixes above")
+        delegate_ok = all(c.ok for c in checks if not c.name.startswith("program "))
+        print(("the delegate can run here" if delegate_ok else "the delegate cannot run here: see the fixes above")
+              + ("" if ok or not delegate_ok else "; the program cannot: see its fix above"))
     return 0 if ok else 1
 
 

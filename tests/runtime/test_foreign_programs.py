@@ -137,3 +137,23 @@ def test_the_native_and_python_names_of_executorchs_own_backend_agree():
     assert "executorch's own OpenVINO delegate" in message
     with pytest.raises(ValueError, match="not an ExecuTorch program"):
         exov._native.program_backends(b"not a program" * 8)
+
+
+def test_doctor_says_which_backends_a_program_needs(executorch_own_openvino_program, unregistered_backend_program,
+                                                    tmp_path):
+    import os
+    import subprocess
+
+    own = tmp_path / "mine.pte"
+    own.write_bytes(exov.lower(LinearRelu().eval(), (torch.randn(2, 8),)).buffer)
+    expected = {own: (0, "ExecutorchOpenvinoBackend", True),
+                executorch_own_openvino_program[0]: (0 if OWN_BACKEND_WORKS else 1, "OpenvinoBackend",
+                                                     OWN_BACKEND_WORKS),
+                unregistered_backend_program[0]: (1, "BackendWithCompilerDemo (not registered)", False)}
+    for program, (status, backends, ok) in expected.items():
+        proc = subprocess.run([sys.executable, "-m", "executorch_openvino", "doctor", str(program)],
+                              capture_output=True, text=True, timeout=300, env=dict(os.environ), cwd=tmp_path)
+        assert proc.returncode == status, proc.stdout + proc.stderr[-2000:]
+        assert f"[{'ok' if ok else 'FAIL'}] program {program}\n    forward: delegated to {backends}\n" in proc.stdout
+        assert proc.stdout.splitlines()[-1] == ("the delegate can run here" + (
+            "" if ok else "; the program cannot: see its fix above")), proc.stdout
