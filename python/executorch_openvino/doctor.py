@@ -224,7 +224,8 @@ def _program_check(program: str) -> Check:
         return Check(f"program {program}", False, [str(exc)], fix="give a .pte file that ExecuTorch wrote")
     detail, problems = [], []
     for method, backends in sorted(methods.items()):
-        names = ", ".join(f"{b}{'' if ok else ' (not registered)'}" for b, ok in backends) or "none (ExecuTorch's kernels)"
+        names = (", ".join(f"{b}{'' if ok else ' (not registered)'}" for b, ok in backends)
+                 or "none (ExecuTorch's kernels)")
         detail.append(f"{method}: delegated to {names}")
         try:
             check_method_backends(program, method)
