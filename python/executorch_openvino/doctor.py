@@ -214,12 +214,12 @@ def _program_check(program: str) -> Check:
     """The backends each method of the .pte `program` uses, and whether each can run here."""
     from executorch.runtime import Runtime  # registers executorch's own backends, as running would
 
-    from ._native import program_backends
+    from . import _native
     from .runtime.foreign_backends import check_method_backends
 
     Runtime.get()
     try:
-        methods = program_backends(program)
+        methods = _native.program_backends(program)
     except ValueError as exc:
         return Check(f"program {program}", False, [str(exc)], fix="give a .pte file that ExecuTorch wrote")
     detail, problems = [], []
