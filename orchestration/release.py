@@ -51,7 +51,7 @@ def sdist_install(session: nox.Session) -> None:
     leave it and torch as they were (same version and the same RECORD file); the installed package then
     passes `doctor` and runs a lowered program equal to eager.
     """
-    session.install(pins.torch_requirement())
+    environments.install_torch(session)
     session.install(pins.executorch_requirement(), "numpy")
     before = site_packages.distribution_state(session, ["torch", "executorch"])
     archive = write_sdist(session, RELEASE_BUILD / "sdist-install")
@@ -142,7 +142,7 @@ def check_wheel(session: nox.Session, repaired: Path, platform: str, name: str, 
 
 def install_torch(session: nox.Session, python: str, interpreter: str) -> dict:
     return release_steps.install_torch(session, interpreter, python, pins.torch_requirement(), WHEELHOUSE,
-                                       local_build=python == pins.PYTHON)
+                                       local_build=python == pins.PYTHON, index_args=environments.torch_index_args())
 
 
 def expected_artifacts(version: str) -> set[str]:

@@ -42,16 +42,17 @@ def venv(session: nox.Session, python: str, folder: Path, found: dict[str, str])
 
 
 def install_torch(session: nox.Session, interpreter: str, python: str, requirement: str, wheelhouse: Path, *,
-                  local_build: bool) -> dict:
+                  local_build: bool, index_args: list[str]) -> dict:
     """`requirement` (torch==X) into `interpreter`'s venv (CPython `python`); returns what it cost.
 
-    local_build: the machine's own CPU build (pip's configuration finds it). Otherwise the package
+    local_build: the machine's own CPU build (pip's configuration finds it). index_args: pip's arguments
+    naming a torch index (environments.torch_index_args), used as they are. Otherwise the package
     index's build (CUDA, several GB) through `wheelhouse`, downloaded there once.
     """
     pip = [interpreter, "-m", "pip"]
-    if local_build:
-        session.run(*pip, "install", "-q", requirement, external=True)
-        return {"torch": "this machine's CPU build"}
+    if local_build or index_args:
+        session.run(*pip, "install", "-q", requirement, *index_args, external=True)
+        return {"torch": f"from {index_args[-1]}" if index_args else "this machine's CPU build"}
     tag = cpython_tag(python)
     cost: dict[str, str | float] = {"torch": "package index (CUDA build), cached in build/release/wheelhouse"}
     if not list(wheelhouse.glob(f"torch-{requirement.split('==')[1]}-{tag}-{tag}-*.whl")):

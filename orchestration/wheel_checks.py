@@ -33,7 +33,7 @@ def demo(session: nox.Session) -> None:
 
 def numerics(session: nox.Session, openvino: str) -> None:
     """What OpenVINO computes differently from eager PyTorch, as a Markdown table (no wheel needed)."""
-    session.install(pins.torch_requirement())
+    environments.install_torch(session)
     session.install(pins.openvino_requirement(openvino), "numpy", "packaging")
     session.run("python", str(layout.TESTS / "scripts" / "numerics_table.py"))
 
