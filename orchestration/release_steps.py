@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import time
@@ -61,6 +62,27 @@ def install_torch(session: nox.Session, interpreter: str, python: str, requireme
         cost["download_s"] = round(time.perf_counter() - started, 1)
     session.run(*pip, "install", "-q", "--no-index", "--find-links", str(wheelhouse), requirement, external=True)
     return cost
+
+
+def install_by_name(session: nox.Session, interpreter: str, index: Path, wanted: Path, report: Path) -> None:
+    """`pip install executorch-openvino` by name into `interpreter`'s venv with `index` (a PEP 503 folder) as an
+    extra index; fails unless pip installed the package from `wanted`, the wheel file the index links to.
+    `report` receives pip's installation report, which says where each package came from."""
+    session.run(interpreter, "-m", "pip", "install", "-q", "--extra-index-url", index.as_uri(), "--report",
+                str(report), "executorch-openvino", external=True)
+    urls = [item["download_info"]["url"] for item in json.loads(report.read_text())["install"]
+            if item["metadata"]["name"] == "executorch-openvino"]
+    if urls != [wanted.as_uri()]:
+        session.error(f"{interpreter} installed executorch-openvino from {urls}, not from {wanted}")
+
+
+def index_pick(session: nox.Session, python: str, platform: str, index: Path, folder: Path) -> list[str]:
+    """The executorch-openvino wheels that pip, asked for CPython `python` on `platform`, downloads from `index`
+    (a PEP 503 folder) into the emptied `folder`."""
+    shutil.rmtree(folder, ignore_errors=True)
+    session.run("python", "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "--platform", platform,
+                "--python-version", python, "--index-url", index.as_uri(), "-d", str(folder), "executorch-openvino")
+    return sorted(p.name for p in folder.glob("executorch_openvino-*.whl"))
 
 
 def folder_bytes(folder: Path) -> int:
