@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # orchestration/, besi
 from orchestration import aarch64, aarch64_emulation, bench as benchmarks, editable as editable_install  # noqa: E402
 from orchestration import fuzzing, install_tree as tree, interpreters, layout, lint as linters, pins  # noqa: E402
 from orchestration import release as releases, sanitizers as sanitized, test_runs, wheel_build  # noqa: E402
-from orchestration import wheel_checks, windows  # noqa: E402
+from orchestration import local_index, wheel_checks, windows  # noqa: E402
 
 nox.options.sessions = ["tests"]
 PYTHON = pins.PYTHON
@@ -211,6 +211,12 @@ def wheel_aarch64(session: nox.Session) -> None:
 def release(session: nox.Session) -> None:
     """dist/ indexed (SHA256SUMS, PEP 503) and installed by name on every interpreter -> build/release/report.md."""
     releases.index_and_install(session, interpreters.expose(OTHER_PYTHONS, layout.INTERPRETERS_DIR))
+
+
+@nox.session(python=PYTHON, requires=["repair"])
+def index(session: nox.Session) -> None:
+    """x86_64 wheels for the interpreters here and a PEP 503 index -> build/index/ (`-- 3.11 3.12` chooses)."""
+    local_index.session_steps(session, interpreters.expose(OTHER_PYTHONS, layout.INTERPRETERS_DIR))
 
 
 @nox.session(python=pins.ABI3_PYTHONS[0], requires=["interpreters_on_path"])

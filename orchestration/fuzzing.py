@@ -88,7 +88,7 @@ def session_steps(session: nox.Session) -> None:
     if "delegate_init_fuzz" not in targets:
         return
     # The init path needs executorch's runtime and headers, and OpenVINO's.
-    session.install(pins.torch_requirement())
+    environments.install_torch(session)
     session.install(pins.executorch_requirement(), pins.openvino_requirement())
     executorch = site_packages.package_dir(session, "executorch")
     openvino = site_packages.package_dir(session, "openvino")

@@ -23,13 +23,13 @@ def setupvars_environment(setupvars: Path) -> dict:
     return {k: v for k, v in after.items() if before.get(k) != v and not k.startswith(("BASH", "SHLVL", "_"))}
 
 
-def runtime_venv(session: nox.Session, folder: Path, torch: str, requirements: list[str], wheel: Path) -> str:
-    """A new venv in `folder` (made again each time) with `torch` first, then `requirements`, then
+def runtime_venv(session: nox.Session, folder: Path, torch: list[str], requirements: list[str], wheel: Path) -> str:
+    """A new venv in `folder` (made again each time) with `torch` (pip's arguments) first, then `requirements`, then
     `wheel` without its dependencies (so no openvino package); returns its python."""
     shutil.rmtree(folder, ignore_errors=True)
     session.run("python", "-m", "venv", str(folder))
     python = str(folder / "bin" / "python")
-    session.run(python, "-m", "pip", "install", "-q", torch, external=True)
+    session.run(python, "-m", "pip", "install", "-q", *torch, external=True)
     session.run(python, "-m", "pip", "install", "-q", *requirements, external=True)
     session.run(python, "-m", "pip", "install", "-q", "--no-deps", str(wheel), external=True)
     return python
@@ -79,6 +79,6 @@ def session_steps(session: nox.Session) -> None:
         "EXOV_RECORD_DIR": str(recorded), "EXOV_BUILT_WITH_OPENVINO_SOURCE": "install tree",
         "PYTHONPATH": str(ROOT / "tests" / "deployment")})
 
-    python = runtime_venv(session, TREE_DIR / "runtime-venv", pins.torch_requirement(),
+    python = runtime_venv(session, TREE_DIR / "runtime-venv", environments.torch_install_args(),
                           [pins.executorch_requirement(), "packaging", "pytest", "numpy"], wheel)
     replay(session, python, {**tree_env, "EXOV_RECORD_DIR": str(recorded)})

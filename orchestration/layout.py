@@ -15,5 +15,8 @@ INTERPRETERS_DIR = BUILD / "interpreters"  # links to pyenv's CPythons (orchestr
 DIST = ROOT / "dist"  # the release's artifacts
 RELEASE_BUILD = BUILD / "release"
 WHEELHOUSE = RELEASE_BUILD / "wheelhouse"  # torch's CUDA builds for the other interpreters, downloaded once
+LOCAL_INDEX = BUILD / "index"  # `nox -s index`: wheels built here and their PEP 503 index, simple/
+LOCAL_INDEX_WORK = BUILD / "index-work"  # its builds, venvs and report, kept out of what the index serves
 # Files whose change makes a built wheel stale.
-SOURCES = ("pyproject.toml", "CMakeLists.txt", "cmake/*", "native/**/*", "python/**/*", "wheels/*.py")
+# README.md too: it is the wheel's long description (pyproject.toml's readme).
+SOURCES = ("pyproject.toml", "README.md", "CMakeLists.txt", "cmake/*", "native/**/*", "python/**/*", "wheels/*.py")

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 EXECUTORCH = "1.5.1"  # every wheel is compiled against, and pins, this release
 TORCH = "2.13.0"  # what executorch 1.5.1 runs with; its CPU build is on this machine's disk for 3.11
+# PyTorch's own index of CPU-only builds (https://pytorch.org/get-started/locally/, "Compute Platform: CPU"):
+# on Linux x86_64, PyPI's torch for most Pythons is the CUDA build, which pulls NVIDIA's libraries too.
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 # The OpenVINO releases every wheel is tested with, oldest first; the newest builds the wheels.
 OPENVINO_RELEASES = ("2025.4.1", "2026.4.1")
 OPENVINO_NEWEST = OPENVINO_RELEASES[-1]

@@ -51,7 +51,7 @@ def sdist_install(session: nox.Session) -> None:
     leave it and torch as they were (same version and the same RECORD file); the installed package then
     passes `doctor` and runs a lowered program equal to eager.
     """
-    session.install(pins.torch_requirement())
+    environments.install_torch(session)
     session.install(pins.executorch_requirement(), "numpy")
     before = site_packages.distribution_state(session, ["torch", "executorch"])
     archive = write_sdist(session, RELEASE_BUILD / "sdist-install")
@@ -142,7 +142,7 @@ def check_wheel(session: nox.Session, repaired: Path, platform: str, name: str, 
 
 def install_torch(session: nox.Session, python: str, interpreter: str) -> dict:
     return release_steps.install_torch(session, interpreter, python, pins.torch_requirement(), WHEELHOUSE,
-                                       local_build=python == pins.PYTHON)
+                                       local_build=python == pins.PYTHON, index_args=environments.torch_index_args())
 
 
 def expected_artifacts(version: str) -> set[str]:
@@ -197,18 +197,12 @@ def _install_by_name(session: nox.Session, python: str, index: Path, program: Pa
     folder = RELEASE_BUILD / "venvs" / python
     interpreter = release_steps.venv(session, python, folder, found)
     cost = install_torch(session, python, interpreter)
-    picked = folder / "pip-report.json"
-    session.run(interpreter, "-m", "pip", "install", "-q", "--extra-index-url", index.as_uri(),
-                "--report", str(picked), "executorch-openvino", external=True)
-    urls = [item["download_info"]["url"] for item in json.loads(picked.read_text())["install"]
-            if item["metadata"]["name"] == "executorch-openvino"]
-    wanted = pins.release_tag(python)
-    if urls != [(DIST / f"executorch_openvino-{version}-{wanted}-{pins.MANYLINUX_X86_64}.whl").as_uri()]:
-        session.error(f"pip on {python} installed {urls}, not the {wanted} wheel from dist/")
+    wanted = DIST / f"executorch_openvino-{version}-{pins.release_tag(python)}-{pins.MANYLINUX_X86_64}.whl"
+    release_steps.install_by_name(session, interpreter, index, wanted, folder / "pip-report.json")
     with session.chdir(session.create_tmp()):
         out = environments.output(session, interpreter, str(PORTABLE_PROGRAM), "check", str(program), external=True)
     check = json.loads(out.strip().splitlines()[-1])
-    result = {"python": check["python"], "installed": [url.rsplit("/", 1)[-1] for url in urls],
+    result = {"python": check["python"], "installed": [wanted.name],
               "registered": check["registered"], "outputs": check["outputs"], "problems": check["problems"],
               "venv_bytes": release_steps.folder_bytes(folder), "seconds": round(time.perf_counter() - started, 1),
               **cost}
@@ -218,12 +212,8 @@ def _install_by_name(session: nox.Session, python: str, index: Path, program: Pa
 
 def _aarch64_pick(session: nox.Session, python: str, index: Path, version: str) -> str:
     wanted = pins.release_tag(python)
-    folder = RELEASE_BUILD / "aarch64-picks" / python
-    shutil.rmtree(folder, ignore_errors=True)
-    session.run("python", "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "--platform",
-                pins.MANYLINUX_AARCH64, "--python-version", python, "--index-url", index.as_uri(), "-d", str(folder),
-                "executorch-openvino")
-    chosen = [p.name for p in folder.glob("executorch_openvino-*.whl")]
+    chosen = release_steps.index_pick(session, python, pins.MANYLINUX_AARCH64, index,
+                                      RELEASE_BUILD / "aarch64-picks" / python)
     if chosen != [f"executorch_openvino-{version}-{wanted}-{pins.MANYLINUX_AARCH64}.whl"]:
         session.error(f"pip for aarch64 CPython {python} picked {chosen} from the index, not the {wanted} wheel")
     return chosen[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import time
@@ -42,16 +43,17 @@ def venv(session: nox.Session, python: str, folder: Path, found: dict[str, str])
 
 
 def install_torch(session: nox.Session, interpreter: str, python: str, requirement: str, wheelhouse: Path, *,
-                  local_build: bool) -> dict:
+                  local_build: bool, index_args: list[str]) -> dict:
     """`requirement` (torch==X) into `interpreter`'s venv (CPython `python`); returns what it cost.
 
-    local_build: the machine's own CPU build (pip's configuration finds it). Otherwise the package
+    local_build: the machine's own CPU build (pip's configuration finds it). index_args: pip's arguments
+    naming a torch index (environments.torch_index_args), used as they are. Otherwise the package
     index's build (CUDA, several GB) through `wheelhouse`, downloaded there once.
     """
     pip = [interpreter, "-m", "pip"]
-    if local_build:
-        session.run(*pip, "install", "-q", requirement, external=True)
-        return {"torch": "this machine's CPU build"}
+    if local_build or index_args:
+        session.run(*pip, "install", "-q", requirement, *index_args, external=True)
+        return {"torch": f"from {index_args[-1]}" if index_args else "this machine's CPU build"}
     tag = cpython_tag(python)
     cost: dict[str, str | float] = {"torch": "package index (CUDA build), cached in build/release/wheelhouse"}
     if not list(wheelhouse.glob(f"torch-{requirement.split('==')[1]}-{tag}-{tag}-*.whl")):
@@ -60,6 +62,27 @@ def install_torch(session: nox.Session, interpreter: str, python: str, requireme
         cost["download_s"] = round(time.perf_counter() - started, 1)
     session.run(*pip, "install", "-q", "--no-index", "--find-links", str(wheelhouse), requirement, external=True)
     return cost
+
+
+def install_by_name(session: nox.Session, interpreter: str, index: Path, wanted: Path, report: Path) -> None:
+    """`pip install executorch-openvino` by name into `interpreter`'s venv with `index` (a PEP 503 folder) as an
+    extra index; fails unless pip installed the package from `wanted`, the wheel file the index links to.
+    `report` receives pip's installation report, which says where each package came from."""
+    session.run(interpreter, "-m", "pip", "install", "-q", "--extra-index-url", index.as_uri(), "--report",
+                str(report), "executorch-openvino", external=True)
+    urls = [item["download_info"]["url"] for item in json.loads(report.read_text())["install"]
+            if item["metadata"]["name"] == "executorch-openvino"]
+    if urls != [wanted.as_uri()]:
+        session.error(f"{interpreter} installed executorch-openvino from {urls}, not from {wanted}")
+
+
+def index_pick(session: nox.Session, python: str, platform: str, index: Path, folder: Path) -> list[str]:
+    """The executorch-openvino wheels that pip, asked for CPython `python` on `platform`, downloads from `index`
+    (a PEP 503 folder) into the emptied `folder`."""
+    shutil.rmtree(folder, ignore_errors=True)
+    session.run("python", "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "--platform", platform,
+                "--python-version", python, "--index-url", index.as_uri(), "-d", str(folder), "executorch-openvino")
+    return sorted(p.name for p in folder.glob("executorch_openvino-*.whl"))
 
 
 def folder_bytes(folder: Path) -> int:

@@ -35,19 +35,19 @@ def exclusions(name: str, folder: Path = ROOT / "wheels") -> list[str]:
 
 
 def pip_wheel(session: nox.Session, source: Path, out: Path, *, build_dir: str = "", env=None,
-              cmake_defines: dict | None = None) -> tuple[Path, float]:
+              cmake_defines: dict | None = None, python: str = "python") -> tuple[Path, float]:
     """Builds one wheel of `source` (the source tree or an sdist) into the emptied `out`: (wheel, seconds).
 
     No build isolation: the wheel is compiled against, and pinned to, exactly
-    the executorch installed in the session's environment.
+    the executorch installed in the environment of `python` (by default the session's).
     """
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     settings = [f"--config-settings=build-dir={build_dir}"] if build_dir else []
     settings += [f"--config-settings=cmake.define.{k}={v}" for k, v in (cmake_defines or {}).items()]
     started = time.perf_counter()
-    session.run("python", "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", *settings,
-                "-w", str(out), str(source), env=env)
+    session.run(python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", *settings,
+                "-w", str(out), str(source), env=env, external=python != "python")
     seconds = time.perf_counter() - started
     wheels = sorted(out.glob("executorch_openvino-*.whl"))
     if len(wheels) != 1:

@@ -25,15 +25,16 @@ def demo(session: nox.Session) -> None:
     with session.chdir(session.create_tmp()):
         session.run("python", "-m", "executorch_openvino.examples.minilm", "--output", str(out / "minilm.pte"),
                     "--summary", str(out / "summary.json"), env=environments.OFFLINE)
-    session.log(f"wheel: {wheel}")
+    session.log(f"wheel: {demo_report.wheel_figure(wheel)} ({wheel.parent})")
     if "--publish" in session.posargs:
-        demo_report.publish(out / "summary.json", wheel, time.perf_counter() - started, ROOT / "docs" / "demo.md", ROOT)
-        session.log(f"wrote {ROOT / 'docs' / 'demo.md'}")
+        text = demo_report.publish(out / "summary.json", wheel, time.perf_counter() - started,
+                                   ROOT / "docs" / "demo.md", ROOT)
+        session.log(f"wrote {ROOT / 'docs' / 'demo.md'}:\n{text}")
 
 
 def numerics(session: nox.Session, openvino: str) -> None:
     """What OpenVINO computes differently from eager PyTorch, as a Markdown table (no wheel needed)."""
-    session.install(pins.torch_requirement())
+    environments.install_torch(session)
     session.install(pins.openvino_requirement(openvino), "numpy", "packaging")
     session.run("python", str(layout.TESTS / "scripts" / "numerics_table.py"))
 

@@ -1,19 +1,28 @@
-"""The documentation's relative links resolve, and the README shows the test command CI runs.
+"""The documentation's links resolve, the README's are absolute, and the README shows the test command CI runs.
 
-Reads README.md and docs/**/*.md only (no import of the package): every relative
-link must name an existing file or folder of the repository, and a ``#fragment``
-must name a heading of the target file (GitHub's anchors). The README's test
-command must be the nox command that .ci/run runs.
+Reads README.md, docs/**/*.md and pyproject.toml only (no import of the package):
+every relative link must name an existing file or folder of the repository, and a
+``#fragment`` must name a heading of the target file (GitHub's anchors). The README
+is also the wheel's long description (pyproject.toml: ``readme``), which the package
+index shows with no repository to resolve a relative link against, so its links are
+absolute: into the repository (``project.urls.Source``), where they are resolved
+against this checkout in the same way. The README's test command must be the nox
+command that .ci/run runs.
 """
 
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 from exov_testing.environment import REPOSITORY
 
 ROOT = REPOSITORY
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+# What the README's links into the repository start with: its files and folders on the default branch.
+REPOSITORY_URL = PROJECT["urls"]["Source"]
+BRANCH_URLS = tuple(f"{REPOSITORY_URL}/{kind}/main/" for kind in ("blob", "tree"))
 
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
 INLINE_CODE = re.compile(r"`[^`\n]*`")
@@ -39,13 +48,27 @@ def _anchors(path: Path) -> set[str]:
     return anchors
 
 
+def _in_checkout(document: Path, target: str) -> tuple[Path, str] | None:
+    """The file or folder of this checkout a link names, and its fragment; None for a page elsewhere."""
+    if target.startswith(f"{REPOSITORY_URL}#"):  # the repository's front page: the README
+        return ROOT / "README.md", target.partition("#")[2]
+    for prefix in BRANCH_URLS:
+        if target.startswith(prefix):
+            path_part, _, fragment = target.removeprefix(prefix).partition("#")
+            return ROOT / path_part, fragment
+    if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # https:, mailto: ...
+        return None
+    path_part, _, fragment = target.partition("#")
+    return ((document.parent / path_part).resolve() if path_part else document), fragment
+
+
 def _broken_links(document: Path) -> list[str]:
     broken = []
     for target in LINK.findall(_prose(document.read_text())):
-        if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # https:, mailto: ...
+        found = _in_checkout(document, target)
+        if found is None:
             continue
-        path_part, _, fragment = target.partition("#")
-        resolved = (document.parent / path_part).resolve() if path_part else document
+        resolved, fragment = found
         if not resolved.exists():
             broken.append(f"{target}: no such file")
         elif fragment and resolved.suffix == ".md" and fragment not in _anchors(resolved):
@@ -53,10 +76,25 @@ def _broken_links(document: Path) -> list[str]:
     return broken
 
 
-def test_relative_links_resolve():
+def test_links_into_the_repository_resolve():
     assert len(DOCUMENTS) > 1, "docs/ holds no Markdown files"
     broken = {str(d.relative_to(ROOT)): b for d in DOCUMENTS if (b := _broken_links(d))}
     assert not broken, f"broken links: {broken}"
+
+
+def test_the_readme_links_are_absolute():
+    """PyPI renders the long description without a base address: a relative link there leads nowhere."""
+    assert PROJECT["readme"] == "README.md"
+    relative = [t for t in LINK.findall(_prose((ROOT / "README.md").read_text()))
+                if not re.match(r"^[a-z][a-z0-9+.-]*:", t)]
+    assert not relative, f"README.md links relatively to {relative}: link to {BRANCH_URLS[0]}<path> instead"
+
+
+def test_the_checkout_resolves_links_into_the_repository():
+    readme = ROOT / "README.md"
+    assert _in_checkout(readme, f"{REPOSITORY_URL}/blob/main/docs/design.md#x") == (ROOT / "docs" / "design.md", "x")
+    assert _in_checkout(readme, f"{REPOSITORY_URL}#install") == (readme, "install")
+    assert _in_checkout(readme, "https://pytorch.org/executorch") is None
 
 
 def test_readme_shows_the_test_command_ci_runs():

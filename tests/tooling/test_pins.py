@@ -83,6 +83,20 @@ def test_the_readme_states_the_pinned_versions():
     assert f"openvino{pins.OPENVINO_REQUIREMENT}" in (ROOT / "python" / "executorch_openvino" / "doctor.py").read_text()
 
 
+def test_the_docs_install_the_pinned_torch_from_the_cpu_index():
+    """README.md and docs/: every torch pin is pins.TORCH (or its minor release), every PyTorch index the CPU one,
+    and the install instructions give the CPU index command (issue 37: plain PyPI gives the CUDA build)."""
+    documents = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    torch_minor = ".".join(pins.TORCH.split(".")[:2])
+    stated = {pin for d in documents for pin in re.findall(r"\btorch==[\w.*+]+", d.read_text())}
+    assert stated <= {f"torch=={pins.TORCH}", f"torch=={torch_minor}.*"}, stated
+    indexes = {url for d in documents for url in re.findall(r"https://download\.pytorch\.org/[\w/.-]*", d.read_text())}
+    assert indexes == {pins.TORCH_CPU_INDEX}, indexes
+    command = f"pip install torch=={pins.TORCH} --index-url {pins.TORCH_CPU_INDEX}"
+    for name in ("README.md", "docs/user-guide/deployment.md", "docs/user-guide/aarch64.md"):
+        assert command in (ROOT / name).read_text(), f"{name} lacks `{command}`"
+
+
 def test_no_version_is_pinned_outside_the_pins_module():
     """noxfile.py and orchestration/ name versions only through orchestration/pins.py."""
     files = [ROOT / "noxfile.py", *sorted((ROOT / "orchestration").glob("*.py"))]

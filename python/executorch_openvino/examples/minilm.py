@@ -139,7 +139,8 @@ def main(argv=None) -> int:
             "pte_mb": round(args.output.stat().st_size / 1e6, 1), "lower_s": round(lower_s, 1),
             "delegated": summary.delegated, "total": summary.total, "partitions": summary.partitions,
             "max_abs": max_abs, "min_cosine": cosine, "delegate_ms": round(delegate_ms, 2),
-            "eager_ms": round(eager_ms, 2), "repeats": args.repeats, "passed": ok}, indent=1))
+            "eager_ms": round(eager_ms, 2), "repeats": args.repeats, "passed": ok,
+            "max_abs_limit": MAX_ABS_LIMIT, "min_cosine_limit": COSINE_LIMIT}, indent=1))
     return 0 if ok else 1
 
 
