@@ -41,7 +41,9 @@ class OpenVINOMethod:
 
     ``execute(inputs)`` takes the method's inputs (a list of tensors of the
     exported dtypes and shapes, in any memory layout) and returns its outputs as
-    a list. It raises ``ValueError`` naming the input, what the method takes and
+    a list. It raises ``TypeError`` naming the input for a value that is not a
+    tensor or a Python number (a numpy array: pass ``torch.from_numpy(array)``),
+    ``ValueError`` naming the input, what the method takes and
     what to pass when ExecuTorch refuses the inputs (count, dtype, rank, sizes),
     and ``RuntimeError`` with ExecuTorch's error code and the delegate's message
     on any other failure.
