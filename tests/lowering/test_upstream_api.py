@@ -243,8 +243,9 @@ def test_a_dynamic_size_without_an_upper_bound_is_a_warning_naming_the_dimension
     from torch.export import Dim
 
     module, inputs = OneInput(lambda x: (x * 2).softmax(-1)), (torch.randn(2, 5),)
-    with pytest.warns(UserWarning, match=r"without an upper bound \(input 0 dimension 0\).*Dim\('b', max=64\)"):
+    with pytest.warns(UserWarning, match=r"without an upper bound \(input 0 dimension 0\).*Dim\('b', max=64\)") as caught:
         exov.lower(module, inputs, dynamic_shapes=({0: Dim("b")},))
+    assert [w.filename for w in caught if "upper bound" in str(w.message)] == [__file__]  # the caller's line
     import warnings
 
     with warnings.catch_warnings():

@@ -12,6 +12,7 @@ from executorch.exir.backend.partitioner import DelegationSpec, Partitioner, Par
 from executorch.exir.backend.utils import tag_constant_data
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
+from ..quiet import quiet_dependencies
 from ..compile_specs import input_ranges_spec, make_compile_specs, program_state_spec, resolve_options
 from .integer_ranges import integer_ranges
 from .kept_operations import ops_to_not_decompose
@@ -144,7 +145,8 @@ class OpenVINOPartitioner(Partitioner):
                              ) -> tuple[list, Callable[[torch.fx.Node], bool]]:
         """The operations OpenVINO runs better whole, kept so where this partitioner delegates them
         (:mod:`executorch_openvino.lowering.kept_operations`)."""
-        return ops_to_not_decompose(self._support(exported_program), exported_program)
+        with quiet_dependencies():
+            return ops_to_not_decompose(self._support(exported_program), exported_program)
 
     def transform_for_pre_decomposition(self, exported_program: torch.export.ExportedProgram
                                         ) -> torch.export.ExportedProgram:
@@ -154,39 +156,44 @@ class OpenVINOPartitioner(Partitioner):
         (with ``numerics="exact"``),
         integer cumsums of constants are folded, and the views of kept operations' results are made valid
         for the strides ExecuTorch gives them."""
-        exact = self.options.numerics == "exact"
-        program = run_before_decomposition(exported_program, exact=exact,
-                                           kept_filter=lambda p: self.ops_to_not_decompose(p)[1])
-        if exact:
-            self._remainders_rewritten += 1
-        return program
+        with quiet_dependencies():
+            exact = self.options.numerics == "exact"
+            program = run_before_decomposition(exported_program, exact=exact,
+                                               kept_filter=lambda p: self.ops_to_not_decompose(p)[1])
+            if exact:
+                self._remainders_rewritten += 1
+            return program
 
     def partition(self, exported_program: torch.export.ExportedProgram) -> PartitionResult:
-        support = self._support(exported_program)
-        # One transform_for_pre_decomposition per method before its partition(): count, not a flag, so that
-        # a partitioner reused by to_edge(...).to_backend(...) does not count an earlier lowering's.
-        rewritten = self._remainders_rewritten > 0
-        self._remainders_rewritten = max(0, self._remainders_rewritten - 1)
-        refuse_remainders_left_for_executorch(exported_program, lambda node: support.is_node_supported(None, node),
-                                              rewritten)
-        refuse_quantization_left_for_executorch(exported_program, lambda node: support.is_node_supported(None, node))
-        _warn_about_unknown_node_names(exported_program, self.op_names_to_skip)
-        proposer = CapabilityBasedPartitioner(exported_program.graph_module, support, allows_single_node_partition=True)
-        # Last, so it wins over a program_state given in compile_specs.
-        spec = DelegationSpec(BACKEND_ID, [*self.delegation_spec.compile_specs, program_state_spec(exported_program)])
-        tags = {}
-        for partition in proposer.propose_partitions():
-            tag = f"openvino_{partition.id}"
-            for node in partition.nodes:
-                node.meta["delegation_tag"] = tag
-            tags[tag] = spec
-        tag_constant_data(exported_program)
-        _tag_buffers_updated_inside(exported_program)
-        _untag_returned_constants(exported_program)
-        _initialise_mutated_buffers(exported_program)
-        _record_refusals(exported_program, support)
-        _warn_about_unused_ranges(exported_program, support.unused_ranges)
-        return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
+        with quiet_dependencies():
+            support = self._support(exported_program)
+            # One transform_for_pre_decomposition per method before its partition(): count, not a flag, so that
+            # a partitioner reused by to_edge(...).to_backend(...) does not count an earlier lowering's.
+            rewritten = self._remainders_rewritten > 0
+            self._remainders_rewritten = max(0, self._remainders_rewritten - 1)
+            refuse_remainders_left_for_executorch(exported_program, lambda node: support.is_node_supported(None, node),
+                                                  rewritten)
+            refuse_quantization_left_for_executorch(exported_program,
+                                                    lambda node: support.is_node_supported(None, node))
+            _warn_about_unknown_node_names(exported_program, self.op_names_to_skip)
+            proposer = CapabilityBasedPartitioner(exported_program.graph_module, support,
+                                                  allows_single_node_partition=True)
+            # Last, so it wins over a program_state given in compile_specs.
+            spec = DelegationSpec(BACKEND_ID, [*self.delegation_spec.compile_specs,
+                                               program_state_spec(exported_program)])
+            tags = {}
+            for partition in proposer.propose_partitions():
+                tag = f"openvino_{partition.id}"
+                for node in partition.nodes:
+                    node.meta["delegation_tag"] = tag
+                tags[tag] = spec
+            tag_constant_data(exported_program)
+            _tag_buffers_updated_inside(exported_program)
+            _untag_returned_constants(exported_program)
+            _initialise_mutated_buffers(exported_program)
+            _record_refusals(exported_program, support)
+            _warn_about_unused_ranges(exported_program, support.unused_ranges)
+            return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
 
 
 def _warn_about_unused_ranges(exported_program, unused: dict) -> None:

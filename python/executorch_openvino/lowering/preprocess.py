@@ -14,6 +14,7 @@ from executorch.exir.backend.backend_details import BackendDetails, PreprocessRe
 
 from .. import processed_blob
 from ..compile_specs import resolve_options
+from ..quiet import quiet_dependencies
 from .conversion import convert_partition
 from .weight_compression import compress_weights
 
@@ -28,16 +29,17 @@ class ExecutorchOpenvinoBackend(BackendDetails):
 
     @staticmethod
     def preprocess(edge_program, compile_specs) -> PreprocessResult:
-        options = resolve_options(compile_specs)  # fail fast, before OpenVINO is involved
-        if options.numerics == "exact":
-            _warn_about_flushed_constants(edge_program)
-        compress = None
-        if options.weight_compression:
-            compress = functools.partial(compress_weights, mode=options.weight_compression,
-                                         group_size=options.weight_group_size, ratio=options.weight_ratio)
-        ir = convert_partition(edge_program, propagate_nans=options.numerics == "exact", compress=compress,
-                               input_ranges=options.input_ranges)
-        return PreprocessResult(processed_bytes=processed_blob.pack(ir))
+        with quiet_dependencies():
+            options = resolve_options(compile_specs)  # fail fast, before OpenVINO is involved
+            if options.numerics == "exact":
+                _warn_about_flushed_constants(edge_program)
+            compress = None
+            if options.weight_compression:
+                compress = functools.partial(compress_weights, mode=options.weight_compression,
+                                             group_size=options.weight_group_size, ratio=options.weight_ratio)
+            ir = convert_partition(edge_program, propagate_nans=options.numerics == "exact", compress=compress,
+                                   input_ranges=options.input_ranges)
+            return PreprocessResult(processed_bytes=processed_blob.pack(ir))
 
 
 BACKEND_ID = ExecutorchOpenvinoBackend.__name__
