@@ -51,7 +51,9 @@ def _warn_about_flushed_constants(program) -> None:
     Lifted constants holding such values are kept on ExecuTorch's side by the
     partitioner; parameters and buffers cannot be (their values are fake while
     ExecuTorch partitions), and their effect is at most a subnormal or the sign
-    of a zero in a result.
+    of a zero in a result. The warning suggests what removes the difference:
+    those values set to 0.0 in the model. (``numerics="fast"`` would only skip
+    this check: OpenVINO flushes them all the same.)
     """
     from .operator_support import has_flushed_values
 
@@ -62,6 +64,7 @@ def _warn_about_flushed_constants(program) -> None:
         warnings.warn(
             f"OpenVINO's CPU plugin flushes subnormal and -0.0 constant values to 0.0; these delegated "
             f"constants hold some: {', '.join(flushed[:5])}{' ...' if len(flushed) > 5 else ''}. Results that "
-            "depend on them may differ from PyTorch by a subnormal or the sign of a zero. Lower with "
-            "numerics='fast' to silence this, or set such values to 0.0 in the model.",
+            "depend on them may differ from PyTorch by a subnormal or the sign of a zero. To match PyTorch "
+            "exactly, set those values to 0.0 in the model before exporting it, e.g. for each such tensor t: "
+            "t.data = torch.where(t.abs() < torch.finfo(t.dtype).tiny, 0.0, t).",
             stacklevel=2)
