@@ -182,7 +182,17 @@ def last_error() -> str:
 
 
 def __getattr__(name):
-    # The lowering side imports torch and executorch.exir: load it on first use.
+    # The lowering side imports torch and executorch.exir: load it on first use, without the known noise of
+    # executorch.exir's first import (torchao's).
+    if name not in _LAZY_NAMES:
+        raise AttributeError(f"module 'executorch_openvino' has no attribute {name!r}")
+    from .quiet import quiet_dependencies
+
+    with quiet_dependencies():
+        return _lazy_attribute(name)
+
+
+def _lazy_attribute(name):
     if name in ("OpenVINOPartitioner", "OpenvinoPartitioner"):  # the second: upstream's spelling, the same class
         from .lowering.partitioner import OpenVINOPartitioner
 

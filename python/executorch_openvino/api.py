@@ -18,6 +18,7 @@ import torch
 from .lowering.conversion import require_openvino_package
 from .lowering.partitioner import OpenVINOPartitioner
 from .lowering.passes import run_before_emission
+from .quiet import quiet_dependencies
 from .runtime.loaded_method import OpenVINOMethod, load_method
 from .runtime.foreign_backends import EXECUTORCH_OWN_OPENVINO_BACKEND
 from .runtime.method_inputs import contiguous
@@ -44,7 +45,8 @@ def lower(module, example_inputs: tuple | None = None, *, device: str = "CPU",
     (:mod:`executorch_openvino.compile_specs`). ``constant_methods``: ``{name: value}`` methods returning
     constants, written into the program (ExecuTorch's LLM runners read ``get_max_seq_len`` and others).
     ``verbose=True`` prints :meth:`DelegationSummary.report` to stderr: how many operators went to OpenVINO
-    and, per operator, why the others stay on ExecuTorch.
+    and, per operator, why the others stay on ExecuTorch. Other libraries' known harmless messages are
+    not shown meanwhile (:mod:`executorch_openvino.quiet`); this package's warnings are.
 
     Raises ``ModuleNotFoundError`` naming the pip command when OpenVINO's Python package is not installed
     (lowering needs it; running a ``.pte`` does not), ``ValueError`` for bad compile specs before exporting,
@@ -64,26 +66,28 @@ def lower(module, example_inputs: tuple | None = None, *, device: str = "CPU",
     (:mod:`executorch_openvino.lowering.passes.returned_inputs`: ExecuTorch 1.5.1 returned zeros).
     """
     require_openvino_package()  # before exporting: one clear error, not one deep in ExecuTorch's lowering
-    partitioner = OpenVINOPartitioner(device=device, inference_precision=inference_precision, numerics=numerics,
-                                      performance_hint=performance_hint, weight_compression=weight_compression,
-                                      weight_group_size=weight_group_size, weight_ratio=weight_ratio)
-    if isinstance(module, torch.export.ExportedProgram):
-        if example_inputs is not None or dynamic_shapes is not None:
-            raise TypeError("lower() got an ExportedProgram and example_inputs or dynamic_shapes: an exported "
-                            "program has its inputs and shapes; give the program alone")
-        exported = module
-        dynamic = any(not isinstance(d, int) for n in exported.graph.nodes if n.op == "placeholder"
-                      for d in getattr(n.meta.get("val"), "shape", ()))
-    else:
-        if example_inputs is None:
-            raise TypeError("lower() needs example_inputs for a module: a tuple of its positional inputs, e.g. (x,)")
-        exported = export(module, example_inputs, dynamic_shapes=dynamic_shapes, strict=strict)
-        dynamic = dynamic_shapes is not None
-    _warn_about_unbounded_sizes(exported)
-    program = lower_exported(exported, partitioner, plan_inputs=not dynamic, constant_methods=constant_methods)
-    if verbose:
-        print(delegation_summary(program).report(), file=sys.stderr)
-    return program
+    with quiet_dependencies():
+        partitioner = OpenVINOPartitioner(device=device, inference_precision=inference_precision, numerics=numerics,
+                                          performance_hint=performance_hint, weight_compression=weight_compression,
+                                          weight_group_size=weight_group_size, weight_ratio=weight_ratio)
+        if isinstance(module, torch.export.ExportedProgram):
+            if example_inputs is not None or dynamic_shapes is not None:
+                raise TypeError("lower() got an ExportedProgram and example_inputs or dynamic_shapes: an exported "
+                                "program has its inputs and shapes; give the program alone")
+            exported = module
+            dynamic = any(not isinstance(d, int) for n in exported.graph.nodes if n.op == "placeholder"
+                          for d in getattr(n.meta.get("val"), "shape", ()))
+        else:
+            if example_inputs is None:
+                raise TypeError("lower() needs example_inputs for a module: a tuple of its positional inputs, "
+                                "e.g. (x,)")
+            exported = export(module, example_inputs, dynamic_shapes=dynamic_shapes, strict=strict)
+            dynamic = dynamic_shapes is not None
+        _warn_about_unbounded_sizes(exported)
+        program = lower_exported(exported, partitioner, plan_inputs=not dynamic, constant_methods=constant_methods)
+        if verbose:
+            print(delegation_summary(program).report(), file=sys.stderr)
+        return program
 
 
 def _warn_about_unbounded_sizes(exported) -> None:
@@ -134,31 +138,32 @@ def lower_exported(exported, partitioner: OpenVINOPartitioner, *, plan_inputs: b
     memory planning (what :func:`lower` does for dynamic shapes). Modifies
     ``exported`` in place (dtype and constant-folding passes).
     """
-    from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
-    from executorch.exir.passes import MemoryPlanningPass
+    with quiet_dependencies():
+        from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
+        from executorch.exir.passes import MemoryPlanningPass
 
-    # (OpenVINOPartitioner.transform_for_pre_decomposition runs this package's passes on `exported` first.)
-    try:
-        edge = to_edge_transform_and_lower(exported, partitioner=[partitioner], constant_methods=constant_methods)
-    except AssertionError as exc:
-        if "compiled_fn" not in str(exc):
-            raise
-        # torch 2.13's run_decompositions on a non-strict export whose module reaches one buffer by two
-        # paths (transformers' static cache): the buffer became two inputs (reproducible with torch alone).
-        raise RuntimeError(f"torch could not decompose the exported program ({exc}). This happens with "
-                           "modules that reach a buffer by two paths, such as transformers' static KV cache, "
-                           "when exported non-strict: export with strict=True (exov.lower(..., strict=True), "
-                           "or torch.export.export(..., strict=True) and pass the ExportedProgram)") from exc
-    # (Mutated buffers start from the module's values: OpenVINOPartitioner marks them.)
-    signature = edge.exported_program().graph_signature
-    # An input the program changes in place must be planned: left to the
-    # caller, ExecuTorch 1.5.1 computed on it wrongly (x.add_(1); x * 2 gave
-    # [2, 2, 2, 2] for [0, 1, 2, 3], even without a delegate).
-    changes_inputs = any(spec.kind.name == "USER_INPUT_MUTATION" for spec in signature.output_specs)
-    planning = MemoryPlanningPass(alloc_graph_input=plan_inputs or changes_inputs, alloc_graph_output=plan_inputs)
-    if not plan_inputs:
-        run_before_emission(edge.exported_program())
-    return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=planning))
+        # (OpenVINOPartitioner.transform_for_pre_decomposition runs this package's passes on `exported` first.)
+        try:
+            edge = to_edge_transform_and_lower(exported, partitioner=[partitioner], constant_methods=constant_methods)
+        except AssertionError as exc:
+            if "compiled_fn" not in str(exc):
+                raise
+            # torch 2.13's run_decompositions on a non-strict export whose module reaches one buffer by two
+            # paths (transformers' static cache): the buffer became two inputs (reproducible with torch alone).
+            raise RuntimeError(f"torch could not decompose the exported program ({exc}). This happens with "
+                               "modules that reach a buffer by two paths, such as transformers' static KV cache, "
+                               "when exported non-strict: export with strict=True (exov.lower(..., strict=True), "
+                               "or torch.export.export(..., strict=True) and pass the ExportedProgram)") from exc
+        # (Mutated buffers start from the module's values: OpenVINOPartitioner marks them.)
+        signature = edge.exported_program().graph_signature
+        # An input the program changes in place must be planned: left to the
+        # caller, ExecuTorch 1.5.1 computed on it wrongly (x.add_(1); x * 2 gave
+        # [2, 2, 2, 2] for [0, 1, 2, 3], even without a delegate).
+        changes_inputs = any(spec.kind.name == "USER_INPUT_MUTATION" for spec in signature.output_specs)
+        planning = MemoryPlanningPass(alloc_graph_input=plan_inputs or changes_inputs, alloc_graph_output=plan_inputs)
+        if not plan_inputs:
+            run_before_emission(edge.exported_program())
+        return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=planning))
 
 
 def _refuse_complex_tensors(exported) -> None:

@@ -83,8 +83,10 @@ NUMERICS = ("exact", "fast")
 PERFORMANCE_HINTS = ("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT", "")
 PROGRAM_STATES = ("none", "mutable")
 WEIGHT_COMPRESSIONS = ("", "int8", "int4")
-KEYS = ("device", "inference_precision", "performance_hint", "numerics", "weight_compression", "weight_group_size",
-        "weight_ratio", "input_ranges", "program_state")
+# The keys a user gives; the partitioner writes program_state itself.
+USER_KEYS = ("device", "inference_precision", "performance_hint", "numerics", "weight_compression",
+             "weight_group_size", "weight_ratio", "input_ranges")
+KEYS = (*USER_KEYS, "program_state")
 # Keys executorch 1.5.1's own OpenVINO backend passes to OpenVINO's compile, and this package's way to the same.
 _UPSTREAM_KEYS = {
     "cache_dir": ". OpenVINO's model cache is set where the program runs here: "
@@ -215,7 +217,7 @@ def check_option(key: str, value: str, what: str = "compile spec") -> None:
                              "in (0, 1], e.g. '1.0'")
     else:
         hint = _UPSTREAM_KEYS.get(key, "")
-        raise ValueError(f"unknown {what} {key!r}; the OpenVINO delegate knows {', '.join(KEYS)}{hint}")
+        raise ValueError(f"unknown {what} {key!r}; the OpenVINO delegate knows {', '.join(USER_KEYS)}{hint}")
 
 
 def parse_input_ranges(value: str, what: str = "compile spec") -> tuple:

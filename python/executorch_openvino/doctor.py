@@ -47,12 +47,17 @@ def _package_check(package) -> Check:
     except (OSError, ValueError) as exc:
         return Check("executorch-openvino", False, [f"version {wheel}", f"no readable build information: {exc}"],
                      fix="reinstall the wheel: pip install --force-reinstall --no-deps executorch-openvino")
+    # Not info["openvino_location"]: a folder of the machine that built the wheel (build_info() has it).
     return Check("executorch-openvino", True, [
         f"version {wheel}, backend id {package.BACKEND_ID}",
         f"built against executorch {info['executorch_version']} and OpenVINO {info['openvino_version']} "
-        f"headers ({info['openvino_source']}: {info['openvino_location']})",
+        f"headers (from {_HEADERS_FROM.get(info['openvino_source'], info['openvino_source'])})",
         f"compiler {info['compiler']}, {info['build_type']}, {info['system']}",
     ])
+
+
+_HEADERS_FROM = {"pip": "the pip openvino package", "install tree": "an OpenVINO install tree",
+                 "include dir": "an OpenVINO include folder"}
 
 
 def _fix_from(message: str) -> str:
@@ -129,7 +134,7 @@ def _openvino_check(package) -> tuple[Check, bool]:
     searched = [f"{'*' if c['explicit'] else ' '} {c['source']}: {c['path']}" for c in plan["candidates"]]
     searched += [f"  {note}" for note in plan["notes"]]
     try:
-        loaded = package.load_openvino()
+        loaded = _without_restated_log(package.load_openvino)
     except RuntimeError as exc:
         explicit = next((c for c in plan["candidates"] if c["explicit"]), None)
         if explicit is not None and explicit["source"].startswith("OPENVINO_LIB_PATH"):
@@ -140,12 +145,43 @@ def _openvino_check(package) -> tuple[Check, bool]:
         else:
             fix = ("pip install 'openvino>=2025.4.1,<2027', or set OPENVINO_LIB_PATH to the full path of the "
                    "OpenVINO C library (libopenvino_c.so.<version> / openvino_c.dll)")
-        return Check("OpenVINO C library", False, ["search order (* = explicit choice):", *searched,
-                                                   *f"load failed: {exc}".splitlines()], fix=fix), False
+        # The message's own "Fix:" line would be a second fix beside this check's.
+        failure = [line for line in f"load failed: {exc}".splitlines() if not line.startswith("Fix: ")]
+        return Check("OpenVINO C library", False, ["search order (* = explicit choice):", *searched, *failure],
+                     fix=fix), False
     detail = [f"loaded {loaded['path']}", f"from: {loaded['source']}", f"OpenVINO {loaded['version']}",
               "search order (* = explicit choice):", *searched]
     detail += [f"also present, not used: {other}" for other in loaded["not_used"]]
     return Check("OpenVINO C library", True, detail), True
+
+
+def _without_restated_log(load):
+    """``load()``, with the process's stderr captured meanwhile: the delegate logs a failure to load OpenVINO
+    (outside any pybindings call, so straight to file descriptor 2) in the words of the exception this report
+    shows, so those lines are dropped; every other line is written out after."""
+    import os
+    import tempfile
+
+    from .runtime.native_log import restated_by
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    error: BaseException | None = None
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            return load()
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            captured.seek(0)
+            for line in captured.read().decode("utf-8", "replace").splitlines(keepends=True):
+                if error is None or not restated_by(line.rstrip("\n"), error):
+                    sys.stderr.write(line)
 
 
 def _devices_check(package) -> Check:

@@ -33,14 +33,12 @@ from typing import Any
 
 import copy
 
-from .quiet import hide_known_noise
-
-hide_known_noise()  # an entry point: before torch and executorch print their known noise
-import torch  # noqa: E402
+import torch
 from torch.utils import _pytree as pytree
 
 from .backend_config import OpenVINOBackendConfig
 from .compile_specs import check_option
+from .quiet import quiet_dependencies
 from .input_spec import arrange_inputs, check_recorded_inputs, dumps_structure, loads_structure, record_inputs
 
 CHECKPOINT_TYPE = "executorch_openvino.OpenVINOBackend"
@@ -169,7 +167,7 @@ class OpenVINOBackend:
         """
         from . import api
 
-        with self._lock:
+        with self._lock, quiet_dependencies():
             self._require("build")
             if not isinstance(module, torch.nn.Module):
                 raise TypeError(f"build() takes a torch.nn.Module, got {type(module).__name__}")
@@ -407,7 +405,7 @@ class OpenVINOBackend:
         """
         from . import api
 
-        with self._lock:
+        with self._lock, quiet_dependencies():
             self._require("deploy")
             device = self._record["device"] if device is None else device
             if not isinstance(device, str):

@@ -69,10 +69,35 @@ SPECS = [CompileSpec("device", b"CPU")]
     ((), {"op_names_to_skip": [3]}, TypeError, "holds a int 3"),
     ((), {"op_types_to_skip": {"aten.relu"}}, ValueError, "no operator overload.*'aten.relu.default'"),
     (([CompileSpec("cache_dir", b"/tmp/ov")],), {}, ValueError, r"unknown compile spec 'cache_dir'.*set_cache_dir\(path\)"),
+    # Given by position and by keyword: this package's words, not Python's "got multiple values for argument".
+    (("CPU",), {"device": "GPU"}, TypeError, r"got device twice: 'CPU' as argument 1 and device='GPU'; give it once"),
+    (("CPU", "f32"), {"inference_precision": "bf16"}, TypeError, "got inference_precision twice: 'f32' as argument 2"),
+    ((SPECS,), {"device": "GPU"}, TypeError, "got compile specs and device"),
+    ((SPECS, None, None), {"compile_specs": SPECS}, TypeError, "given twice"),
+    # Options given with compile specs are refused even when they equal the defaults (the list's value would win).
+    ((SPECS,), {"device": "CPU"}, TypeError, "got compile specs and device"),
+    ((), {"compile_specs": SPECS, "device": "CPU"}, TypeError, "got compile specs and device: give each option once"),
+    ((), {"compile_specs": SPECS, "numerics": "exact", "weight_group_size": 128}, TypeError,
+     "got compile specs and numerics, weight_group_size"),
+    ((SPECS,), {"performance_hint": ""}, TypeError, "got compile specs and performance_hint"),
+    ((SPECS,), {"inference_precision": ""}, TypeError, r"got the str '' .*leave it out"),
+    (("CPU",), {"compile_specs": SPECS}, TypeError, "got compile specs and device"),
 ])
 def test_options_given_twice_or_of_the_wrong_kind_are_refused(args, keywords, error, message):
     with pytest.raises(error, match=message):
         exov.OpenvinoPartitioner(*args, **keywords)
+
+
+def test_the_signature_shows_the_defaults_and_they_apply():
+    import inspect
+
+    signature = str(inspect.signature(exov.OpenvinoPartitioner))
+    assert signature.startswith("(device='CPU', inference_precision='', compile_specs=None, numerics: 'str' = "
+                                "'exact', performance_hint: 'str' = '', *, compile_spec=None"), signature
+    default = exov.OpenvinoPartitioner()
+    assert default.options == exov.OpenvinoPartitioner(device="CPU", inference_precision="", numerics="exact").options
+    assert list(default.delegation_spec.compile_specs) == list(
+        exov.OpenvinoPartitioner("CPU", "", None, "exact", "").delegation_spec.compile_specs)
 
 
 def test_compile_specs_given_twice_are_refused():
@@ -218,8 +243,9 @@ def test_a_dynamic_size_without_an_upper_bound_is_a_warning_naming_the_dimension
     from torch.export import Dim
 
     module, inputs = OneInput(lambda x: (x * 2).softmax(-1)), (torch.randn(2, 5),)
-    with pytest.warns(UserWarning, match=r"without an upper bound \(input 0 dimension 0\).*Dim\('b', max=64\)"):
+    with pytest.warns(UserWarning, match=r"without an upper bound \(input 0 dimension 0\).*Dim\('b', max=64\)") as caught:
         exov.lower(module, inputs, dynamic_shapes=({0: Dim("b")},))
+    assert [w.filename for w in caught if "upper bound" in str(w.message)] == [__file__]  # the caller's line
     import warnings
 
     with warnings.catch_warnings():

@@ -47,6 +47,12 @@ def test_text_report_says_it_can_run(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines()[-1] == "the delegate can run here"
     assert "[ok] OpenVINO C library" in proc.stdout
+    # Where the wheel was built is that machine's (temporary) folder: not shown.
+    location = json.loads(subprocess.run(
+        [sys.executable, "-c", "import json, executorch_openvino as e; print(json.dumps(e.build_info()))"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, check=True).stdout)["openvino_location"]
+    assert location and location not in proc.stdout, proc.stdout
+    assert "headers (from the pip openvino package)" in proc.stdout or "headers (from an OpenVINO" in proc.stdout
     # Other libraries' known noise (torchao's CUDA kernels, torch's pytree notice) is hidden (quiet.py).
     assert "Failed to load" not in proc.stderr and "Enum subclass" not in proc.stderr, proc.stderr
 
@@ -69,6 +75,11 @@ def test_missing_openvino_library_fails_with_the_places_tried_and_the_fix(tmp_pa
     assert text.returncode == 1
     assert "[FAIL] OpenVINO C library" in text.stdout and "fix: unset OPENVINO_LIB_PATH" in text.stdout
     assert "Traceback" not in text.stdout + text.stderr
+    # The failure once, with one fix: not the delegate's log of it on stderr too, nor its own "Fix:" line.
+    both = text.stdout + text.stderr
+    assert both.count(f"OPENVINO_LIB_PATH: {missing}: no such file") == 1, both
+    assert "ExecutorchOpenvinoBackend]" not in text.stderr and "Fix:" not in both, both
+    assert [line.strip()[:4] for line in text.stdout.splitlines()].count("fix:") == 1, text.stdout
 
 
 def test_other_executorch_version_fails_with_the_pip_command(tmp_path):

@@ -65,6 +65,31 @@ def test_refused_input_names_what_is_wrong_and_the_method_still_runs(method, cas
     _still_works(method)
 
 
+def _not_tensors():
+    import numpy as np
+
+    return {
+        "a numpy array": ([X.numpy()], "input 0 is a numpy.ndarray: the method takes torch.Tensor inputs; pass "
+                                       "torch.from_numpy(array) (no copy), or torch.tensor(array)"),
+        "a numpy scalar": ([np.float32(1.0)], "input 0 is a numpy.float32: the method takes torch.Tensor inputs; "
+                                              "pass torch.tensor(value) for a tensor input, or value.item()"),
+        "a nested list": ([[X]], "input 0 is a list: the method takes torch.Tensor inputs; pass one flat list"),
+        "a str": (["x"], "input 0 is a str: the method takes torch.Tensor inputs; pass a torch.Tensor"),
+        "one numpy array for the list": (X.numpy(), "the inputs are a numpy.ndarray, not a list: the method takes a "
+                                                    "list of torch.Tensor, e.g. [torch.from_numpy(array)]"),
+    }
+
+
+@pytest.mark.parametrize("case", list(_not_tensors()))
+def test_a_value_that_is_not_a_tensor_is_a_type_error_saying_what_to_pass(method, case):
+    # executorch.runtime alone raised RuntimeError("Unsupported python type <class 'numpy.ndarray'>").
+    inputs, message = _not_tensors()[case]
+    with pytest.raises(TypeError) as info:
+        method.execute(inputs)
+    assert message in str(info.value)
+    _still_works(method)
+
+
 LAYOUTS = {
     "channels_last": X.contiguous(memory_format=torch.channels_last),
     "transposed": torch.randn(1, 3, 4, 4).transpose(2, 3),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import warnings
 from collections.abc import Callable
@@ -11,10 +12,14 @@ from executorch.exir.backend.partitioner import DelegationSpec, Partitioner, Par
 from executorch.exir.backend.utils import tag_constant_data
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
+from ..quiet import quiet_dependencies
 from ..compile_specs import input_ranges_spec, make_compile_specs, program_state_spec, resolve_options
 from .conversion import require_openvino_package
 from .integer_ranges import integer_ranges
 from .kept_operations import ops_to_not_decompose
+from .partitioner_arguments import (NotGiven, check_option_types, checked_specs, compile_specs_and, given_once,
+                                    given_value, options_given, refuse_repeated, skip_set, upstream_skip_sets)
+from .partitioner_arguments import default
 from .operator_support import (OpenVINOOperatorSupport, flushed_constant_names,
                                refuse_quantization_left_for_executorch)
 from .passes import run_before_decomposition
@@ -26,6 +31,8 @@ from .preprocess import BACKEND_ID
 # reads it, also after to_executorch has made the operator its out variant.
 REFUSAL_META = "executorch_openvino_refusal"
 _log = logging.getLogger(__name__)
+# The option keywords' defaults, told apart from the same values given (partitioner_arguments.NotGiven).
+_CPU, _EMPTY, _EXACT, _GROUP_SIZE, _RATIO = default("CPU"), default(""), default("exact"), default(128), default(1.0)
 
 
 class OpenVINOPartitioner(Partitioner):
@@ -57,50 +64,39 @@ class OpenVINOPartitioner(Partitioner):
     ``ValueError`` for an entry of ``op_types_to_skip`` that names no operator overload.
     """
 
-    def __init__(self, device="CPU", inference_precision="", compile_specs=None,
-                 numerics: str = "exact", performance_hint: str = "", *, compile_spec=None,
-                 op_types_to_skip=None, op_names_to_skip=None, weight_compression: str = "",
-                 weight_group_size: int = 128, weight_ratio: float = 1.0, input_ranges: dict | None = None):
+    def __new__(cls, *args, **keywords):
+        refuse_repeated(args, keywords)  # before Python's own "got multiple values for argument"
+        return super().__new__(cls)
+
+    def __init__(self, device=_CPU, inference_precision=_EMPTY, compile_specs=None, numerics: str = _EXACT,
+                 performance_hint: str = _EMPTY, *, compile_spec=None, op_types_to_skip=None, op_names_to_skip=None,
+                 weight_compression: str = _EMPTY, weight_group_size: int = _GROUP_SIZE, weight_ratio: float = _RATIO,
+                 input_ranges: dict | None = None):
+        given = options_given({"device": device, "inference_precision": inference_precision, "numerics": numerics,
+                               "performance_hint": performance_hint, "weight_compression": weight_compression,
+                               "weight_group_size": weight_group_size, "weight_ratio": weight_ratio})
         if isinstance(device, (list, tuple)):  # upstream's positional form: (compile_spec, op_types, op_names)
-            if isinstance(inference_precision, str) and inference_precision:
-                fix = (f"give a set: {{{inference_precision!r}}}" if "." in inference_precision else
-                       f"give a precision as CompileSpec('inference_precision', {inference_precision.encode()!r}) "
-                       "in the list")
-                raise TypeError(f"after a list of compile specs the next argument is op_types_to_skip, a set of "
-                                f"operator names, as in executorch's own OpenvinoPartitioner, and options go in the "
-                                f"list; got the str {inference_precision!r} (as the second argument or "
-                                f"inference_precision=): {fix}")
-            op_types_to_skip = _given_once("op_types_to_skip", op_types_to_skip,
-                                           None if inference_precision == "" else inference_precision)
-            op_names_to_skip = _given_once("op_names_to_skip", op_names_to_skip, compile_specs)
+            op_types_to_skip, op_names_to_skip = upstream_skip_sets(inference_precision, compile_specs,
+                                                                    op_types_to_skip, op_names_to_skip)
             compile_specs, device, inference_precision = list(device), "CPU", ""
-        elif not isinstance(device, str):
+            given = [name for name in given if name not in ("device", "inference_precision")]
+        elif not isinstance(device, (str, NotGiven)):
             raise TypeError(f"OpenVINOPartitioner's first argument is a {type(device).__name__}: give a device "
                             "name (str, e.g. 'CPU') or a list of executorch CompileSpec objects")
         else:
-            for name, value, examples in (("inference_precision", inference_precision, "'f32', 'bf16' or ''"),
-                                          ("numerics", numerics, "'exact' or 'fast'"),
-                                          ("performance_hint", performance_hint, "'LATENCY', 'THROUGHPUT' or ''")):
-                if not isinstance(value, str):
-                    raise TypeError(f"{name} is a {type(value).__name__}: it is a str ({examples}); skip sets go by "
-                                    f"keyword, op_types_to_skip=..., or after a list of compile specs")
+            check_option_types(inference_precision, numerics, performance_hint)
         if compile_spec is not None:
-            compile_specs = _given_once("compile specs", compile_specs, list(compile_spec))
-        self.op_types_to_skip = _names("op_types_to_skip", op_types_to_skip)
-        self.op_names_to_skip = _names("op_names_to_skip", op_names_to_skip)
+            compile_specs = given_once("compile specs", compile_specs, list(compile_spec))
+        self.op_types_to_skip = skip_set("op_types_to_skip", op_types_to_skip)
+        self.op_names_to_skip = skip_set("op_names_to_skip", op_names_to_skip)
         if compile_specs is None:
-            specs = make_compile_specs(device, inference_precision, numerics, performance_hint, weight_compression,
-                                       weight_group_size, weight_ratio)
+            specs = make_compile_specs(*(given_value(v) for v in (device, inference_precision, numerics,
+                                                                   performance_hint, weight_compression,
+                                                                   weight_group_size, weight_ratio)))
         else:
-            keywords = {"device": device != "CPU", "inference_precision": inference_precision != "",
-                        "numerics": numerics != "exact", "performance_hint": performance_hint != "",
-                        "weight_compression": weight_compression != ""}
-            if any(keywords.values()):
-                given = ", ".join(name for name, set_ in keywords.items() if set_)
-                raise TypeError(f"OpenVINOPartitioner got compile specs and {given}: give each option once, "
-                                f"either as a CompileSpec in the list (e.g. CompileSpec('numerics', b'fast')) "
-                                f"or as a keyword without compile specs")
-            specs = _checked_specs(compile_specs)
+            if given:
+                raise TypeError(compile_specs_and(given))
+            specs = checked_specs(compile_specs)
         if input_ranges:
             specs = [*specs, input_ranges_spec(input_ranges)]
         self.options = resolve_options(specs)
@@ -151,7 +147,8 @@ class OpenVINOPartitioner(Partitioner):
                              ) -> tuple[list, Callable[[torch.fx.Node], bool]]:
         """The operations OpenVINO runs better whole, kept so where this partitioner delegates them
         (:mod:`executorch_openvino.lowering.kept_operations`)."""
-        return ops_to_not_decompose(self._support(exported_program), exported_program)
+        with quiet_dependencies():
+            return ops_to_not_decompose(self._support(exported_program), exported_program)
 
     def transform_for_pre_decomposition(self, exported_program: torch.export.ExportedProgram
                                         ) -> torch.export.ExportedProgram:
@@ -161,39 +158,44 @@ class OpenVINOPartitioner(Partitioner):
         (with ``numerics="exact"``),
         integer cumsums of constants are folded, and the views of kept operations' results are made valid
         for the strides ExecuTorch gives them."""
-        exact = self.options.numerics == "exact"
-        program = run_before_decomposition(exported_program, exact=exact,
-                                           kept_filter=lambda p: self.ops_to_not_decompose(p)[1])
-        if exact:
-            self._remainders_rewritten += 1
-        return program
+        with quiet_dependencies():
+            exact = self.options.numerics == "exact"
+            program = run_before_decomposition(exported_program, exact=exact,
+                                               kept_filter=lambda p: self.ops_to_not_decompose(p)[1])
+            if exact:
+                self._remainders_rewritten += 1
+            return program
 
     def partition(self, exported_program: torch.export.ExportedProgram) -> PartitionResult:
-        support = self._support(exported_program)
-        # One transform_for_pre_decomposition per method before its partition(): count, not a flag, so that
-        # a partitioner reused by to_edge(...).to_backend(...) does not count an earlier lowering's.
-        rewritten = self._remainders_rewritten > 0
-        self._remainders_rewritten = max(0, self._remainders_rewritten - 1)
-        refuse_remainders_left_for_executorch(exported_program, lambda node: support.is_node_supported(None, node),
-                                              rewritten)
-        refuse_quantization_left_for_executorch(exported_program, lambda node: support.is_node_supported(None, node))
-        _warn_about_unknown_node_names(exported_program, self.op_names_to_skip)
-        proposer = CapabilityBasedPartitioner(exported_program.graph_module, support, allows_single_node_partition=True)
-        # Last, so it wins over a program_state given in compile_specs.
-        spec = DelegationSpec(BACKEND_ID, [*self.delegation_spec.compile_specs, program_state_spec(exported_program)])
-        tags = {}
-        for partition in proposer.propose_partitions():
-            tag = f"openvino_{partition.id}"
-            for node in partition.nodes:
-                node.meta["delegation_tag"] = tag
-            tags[tag] = spec
-        tag_constant_data(exported_program)
-        _tag_buffers_updated_inside(exported_program)
-        _untag_returned_constants(exported_program)
-        _initialise_mutated_buffers(exported_program)
-        _record_refusals(exported_program, support)
-        _warn_about_unused_ranges(exported_program, support.unused_ranges)
-        return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
+        with quiet_dependencies():
+            support = self._support(exported_program)
+            # One transform_for_pre_decomposition per method before its partition(): count, not a flag, so that
+            # a partitioner reused by to_edge(...).to_backend(...) does not count an earlier lowering's.
+            rewritten = self._remainders_rewritten > 0
+            self._remainders_rewritten = max(0, self._remainders_rewritten - 1)
+            refuse_remainders_left_for_executorch(exported_program, lambda node: support.is_node_supported(None, node),
+                                                  rewritten)
+            refuse_quantization_left_for_executorch(exported_program,
+                                                    lambda node: support.is_node_supported(None, node))
+            _warn_about_unknown_node_names(exported_program, self.op_names_to_skip)
+            proposer = CapabilityBasedPartitioner(exported_program.graph_module, support,
+                                                  allows_single_node_partition=True)
+            # Last, so it wins over a program_state given in compile_specs.
+            spec = DelegationSpec(BACKEND_ID, [*self.delegation_spec.compile_specs,
+                                               program_state_spec(exported_program)])
+            tags = {}
+            for partition in proposer.propose_partitions():
+                tag = f"openvino_{partition.id}"
+                for node in partition.nodes:
+                    node.meta["delegation_tag"] = tag
+                tags[tag] = spec
+            tag_constant_data(exported_program)
+            _tag_buffers_updated_inside(exported_program)
+            _untag_returned_constants(exported_program)
+            _initialise_mutated_buffers(exported_program)
+            _record_refusals(exported_program, support)
+            _warn_about_unused_ranges(exported_program, support.unused_ranges)
+            return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
 
 
 def _warn_about_unused_ranges(exported_program, unused: dict) -> None:
@@ -230,31 +232,6 @@ def _record_refusals(exported_program, support: OpenVINOOperatorSupport) -> None
         _log.debug("%s (%s) stays on ExecuTorch: %s", node.name, op_name(node.target), reason)
 
 
-def _given_once(what: str, keyword, positional):
-    if keyword is not None and positional is not None:
-        raise TypeError(f"{what} were given twice (two arguments of OpenVINOPartitioner name them): give them once")
-    return positional if keyword is None else keyword
-
-
-def _names(what: str, names) -> frozenset:
-    if names is None:
-        return frozenset()
-    if isinstance(names, (str, bytes)):
-        raise TypeError(f"{what} is a {type(names).__name__} {names!r}: give a set of names, e.g. {{{names!r}}}")
-    names = list(names)
-    if any(type(n).__name__ == "CompileSpec" for n in names):
-        raise TypeError(f"{what} holds CompileSpec objects: compile specs were given twice; give them once, "
-                        f"first")
-    wrong = [n for n in names if not isinstance(n, str)]
-    if wrong:
-        raise TypeError(f"{what} holds a {type(wrong[0]).__name__} {wrong[0]!r}: its entries are names (str)")
-    unknown = [n for n in names if what == "op_types_to_skip" and not _is_operator(n)]
-    if unknown:
-        raise ValueError(f"op_types_to_skip names {unknown[0]!r}, which is no operator overload: names are "
-                         f"namespace.operator.overload, e.g. 'aten.relu.default' or 'aten.add.Tensor'")
-    return frozenset(names)
-
-
 def _warn_about_unknown_node_names(exported_program, names) -> None:
     known = {node.name for node in exported_program.graph.nodes}
     unknown = sorted(set(names) - known)
@@ -262,27 +239,6 @@ def _warn_about_unknown_node_names(exported_program, names) -> None:
         operators = [n.name for n in exported_program.graph.nodes if n.op == "call_function"]
         warnings.warn(f"op_names_to_skip names {unknown}, which no node of this program has; its operator "
                       f"nodes are named like {operators[:5]}", stacklevel=2)
-
-
-def _is_operator(name: str) -> bool:
-    parts = name.split(".")
-    if len(parts) != 3:
-        return False
-    try:
-        return isinstance(getattr(getattr(getattr(torch.ops, parts[0]), parts[1]), parts[2]), torch._ops.OpOverload)
-    except (AttributeError, RuntimeError):
-        return False
-
-
-def _checked_specs(specs) -> list:
-    from executorch.exir.backend.compile_spec_schema import CompileSpec
-
-    specs = list(specs)
-    for spec in specs:
-        if not isinstance(spec, CompileSpec):
-            raise TypeError(f"compile specs must be executorch CompileSpec objects, e.g. CompileSpec('device', "
-                            f"b'CPU'); got a {type(spec).__name__}: {spec!r}")
-    return specs
 
 
 def _untag_returned_constants(exported_program) -> None:
@@ -350,6 +306,9 @@ def _initialise_mutated_buffers(exported_program) -> None:
             node.meta["et_init_buffer"] = True
 
 
+# help() and inspect show __init__'s parameters, not __new__'s (*args, **keywords).
+OpenVINOPartitioner.__signature__ = inspect.signature(OpenVINOPartitioner.__init__).replace(
+    parameters=list(inspect.signature(OpenVINOPartitioner.__init__).parameters.values())[1:])
 # ExecuTorch's bundled OpenVINO backend spells it so (executorch.backends.openvino.partitioner): code written for
 # it keeps working with this package's partitioner.
 OpenvinoPartitioner = OpenVINOPartitioner

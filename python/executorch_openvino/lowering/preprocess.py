@@ -14,6 +14,7 @@ from executorch.exir.backend.backend_details import BackendDetails, PreprocessRe
 
 from .. import processed_blob
 from ..compile_specs import resolve_options
+from ..quiet import quiet_dependencies
 from .conversion import convert_partition, require_openvino_package
 from .weight_compression import compress_weights
 
@@ -29,17 +30,18 @@ class ExecutorchOpenvinoBackend(BackendDetails):
 
     @staticmethod
     def preprocess(edge_program, compile_specs) -> PreprocessResult:
-        options = resolve_options(compile_specs)  # fail fast, before OpenVINO is involved
-        require_openvino_package()
-        if options.numerics == "exact":
-            _warn_about_flushed_constants(edge_program)
-        compress = None
-        if options.weight_compression:
-            compress = functools.partial(compress_weights, mode=options.weight_compression,
-                                         group_size=options.weight_group_size, ratio=options.weight_ratio)
-        ir = convert_partition(edge_program, propagate_nans=options.numerics == "exact", compress=compress,
-                               input_ranges=options.input_ranges)
-        return PreprocessResult(processed_bytes=processed_blob.pack(ir))
+        with quiet_dependencies():
+            options = resolve_options(compile_specs)  # fail fast, before OpenVINO is involved
+            require_openvino_package()
+            if options.numerics == "exact":
+                _warn_about_flushed_constants(edge_program)
+            compress = None
+            if options.weight_compression:
+                compress = functools.partial(compress_weights, mode=options.weight_compression,
+                                             group_size=options.weight_group_size, ratio=options.weight_ratio)
+            ir = convert_partition(edge_program, propagate_nans=options.numerics == "exact", compress=compress,
+                                   input_ranges=options.input_ranges)
+            return PreprocessResult(processed_bytes=processed_blob.pack(ir))
 
 
 BACKEND_ID = ExecutorchOpenvinoBackend.__name__
@@ -51,7 +53,9 @@ def _warn_about_flushed_constants(program) -> None:
     Lifted constants holding such values are kept on ExecuTorch's side by the
     partitioner; parameters and buffers cannot be (their values are fake while
     ExecuTorch partitions), and their effect is at most a subnormal or the sign
-    of a zero in a result.
+    of a zero in a result. The warning suggests what removes the difference:
+    those values set to 0.0 in the model. (``numerics="fast"`` would only skip
+    this check: OpenVINO flushes them all the same.)
     """
     from .operator_support import has_flushed_values
 
@@ -62,6 +66,7 @@ def _warn_about_flushed_constants(program) -> None:
         warnings.warn(
             f"OpenVINO's CPU plugin flushes subnormal and -0.0 constant values to 0.0; these delegated "
             f"constants hold some: {', '.join(flushed[:5])}{' ...' if len(flushed) > 5 else ''}. Results that "
-            "depend on them may differ from PyTorch by a subnormal or the sign of a zero. Lower with "
-            "numerics='fast' to silence this, or set such values to 0.0 in the model.",
+            "depend on them may differ from PyTorch by a subnormal or the sign of a zero. To match PyTorch "
+            "exactly, set those values to 0.0 in the model before exporting it, e.g. for each such tensor t: "
+            "t.data = torch.where(t.abs() < torch.finfo(t.dtype).tiny, 0.0, t).",
             stacklevel=2)

@@ -10,8 +10,10 @@ import warnings
 from pathlib import Path
 
 from .. import _native  # the extension module
+from ..quiet import quiet_dependencies
 from .foreign_backends import check_method_backends
 from .method_inputs import as_method_inputs, explain_refused_inputs
+from .native_log import executorch_log
 
 
 class _DelegateErrors:
@@ -42,10 +44,13 @@ class OpenVINOMethod:
 
     ``execute(inputs)`` takes the method's inputs (a list of tensors of the
     exported dtypes and shapes, in any memory layout) and returns its outputs as
-    a list. It raises ``ValueError`` naming the input, what the method takes and
+    a list. It raises ``TypeError`` naming the input for a value that is not a
+    tensor or a Python number (a numpy array: pass ``torch.from_numpy(array)``),
+    ``ValueError`` naming the input, what the method takes and
     what to pass when ExecuTorch refuses the inputs (count, dtype, rank, sizes),
     and ``RuntimeError`` with ExecuTorch's error code and the delegate's message
-    on any other failure.
+    on any other failure. ExecuTorch's own log lines about a refusal that the
+    ``ValueError`` restates are not printed (:mod:`.native_log`).
 
     Threads: an ExecuTorch method is not reentrant (its planned memory holds
     the inputs, intermediates and outputs of the running call), so each call
@@ -92,7 +97,7 @@ class OpenVINOMethod:
                 self._changed.notify()
 
     def _run(self, method, inputs):
-        with _DelegateErrors():
+        with executorch_log() as log, _DelegateErrors():
             try:
                 _native.begin_call()
                 try:
@@ -104,6 +109,7 @@ class OpenVINOMethod:
                 problem = explain_refused_inputs(self._method.metadata, inputs) if "set_inputs" in str(error) else None
                 if problem is None:
                     raise
+                log.explained()
                 raise ValueError(f"{problem}\n(ExecuTorch: {error})") from error
 
     def _take(self):
@@ -221,6 +227,10 @@ def load_method(program, method_name: str = "forward", *, max_concurrent_calls: 
     the path again, and refused if the file changed (the calls then wait
     for a loaded copy instead, with a ``RuntimeWarning``).
 
+    Warns (``UserWarning``) when OpenVINO computes a partition in another
+    precision than the ``inference_precision`` it was lowered with (the
+    delegate's log line saying so is not printed then: :mod:`.native_log`).
+
     Raises ``FileNotFoundError`` when a path names no file, ``RuntimeError`` before loading when the method
     was delegated to a backend that cannot run here (one no library registered, or executorch's own
     ``OpenvinoBackend`` with an OpenVINO it crashes on: :mod:`.foreign_backends`), ``RuntimeError`` with
@@ -230,7 +240,8 @@ def load_method(program, method_name: str = "forward", *, max_concurrent_calls: 
     and ``ValueError`` for a ``max_concurrent_calls`` below 1, or above 1 where
     it must be 1 (the message says why).
     """
-    from executorch.runtime import Runtime
+    with quiet_dependencies():  # executorch.runtime's first import imports torchao
+        from executorch.runtime import Runtime
 
     if max_concurrent_calls is not None and (not isinstance(max_concurrent_calls, int)
                                              or isinstance(max_concurrent_calls, bool) or max_concurrent_calls < 1):
@@ -240,8 +251,9 @@ def load_method(program, method_name: str = "forward", *, max_concurrent_calls: 
     data, again = _program_source(program)
     if isinstance(data, (bytes, Path)):
         check_method_backends(data if isinstance(data, bytes) else str(data), method_name)
-    with _DelegateErrors():
+    with executorch_log(), _DelegateErrors():
         method, loaded, inits = _load(runtime, data, method_name)
+    _warn_about_precisions(inits)
     limit, reason = _concurrency(inits, max_concurrent_calls)
     if max_concurrent_calls is not None and max_concurrent_calls > limit:
         raise ValueError(f"max_concurrent_calls={max_concurrent_calls} cannot be honoured: {reason}")
@@ -253,11 +265,22 @@ def load_method(program, method_name: str = "forward", *, max_concurrent_calls: 
             return _from(program, OpenVINOMethod(method, loaded))
 
         def reload():
-            with _DelegateErrors():
+            with executorch_log(), _DelegateErrors():
                 copy, copy_program, _ = _load(runtime, again(), method_name)
             again()
             return copy, copy_program
     return _from(program, OpenVINOMethod(method, loaded, reload=reload, max_concurrent_calls=limit))
+
+
+def _warn_about_precisions(inits: list) -> None:
+    """The delegate logs this at its first compile of a partition; here it is a Python warning, once per load."""
+    differ = {(i["device"], i["requested_precision"], i["effective_precision"]) for i in inits
+              if i["requested_precision"] and i["effective_precision"]
+              and i["requested_precision"] != i["effective_precision"]}
+    for device, requested, effective in sorted(differ):
+        warnings.warn(f"inference_precision {requested!r} was asked for, but OpenVINO's {device} plugin computes "
+                      f"in {effective!r} on this machine (exov.last_compile_report() shows it); lower with "
+                      f"inference_precision={effective!r} to silence this", UserWarning, stacklevel=3)
 
 
 def _from(program, method: OpenVINOMethod) -> OpenVINOMethod:

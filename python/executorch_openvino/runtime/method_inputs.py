@@ -3,9 +3,11 @@
 ExecuTorch 1.5.1's ``Method.execute`` (a) copies a channels_last or otherwise
 strided tensor into the method's contiguous input as raw memory, so the method
 computes on scrambled values (measured: max abs error 5.4 on ``relu(x) * 2 + 1``
-with ExecuTorch's own kernels, 4.8 delegated), and (b) refuses an input of the
+with ExecuTorch's own kernels, 4.8 delegated), (b) refuses an input of the
 wrong dtype, rank or size with only an error code (``0x12``, ``0x10``), its
-reason going to the log. :func:`as_method_inputs` fixes (a);
+reason going to the log, and (c) refuses a value of another type (a numpy
+array) with a ``RuntimeError`` ("Unsupported python type"). :func:`as_method_inputs`
+fixes (a) and turns (c) into a ``TypeError`` naming the input and what to pass;
 :func:`explain_refused_inputs` turns (b) into a message that names the input,
 what the method takes and what to pass instead.
 """
@@ -25,6 +27,10 @@ _SCALAR_TYPES = {
 }
 
 
+# What executorch 1.5.1's Method.execute takes besides tensors (for inputs exported as Python numbers).
+_NUMBERS = (bool, int, float, type(None))
+
+
 def as_method_inputs(inputs) -> list:
     """Returns ``inputs`` as a list with every tensor in the contiguous layout.
 
@@ -32,10 +38,38 @@ def as_method_inputs(inputs) -> list:
     (channels_last, transposed, sliced) are copied once, so the method sees the
     values eager PyTorch would. A lone tensor stands for ``[tensor]``, as
     ``executorch.runtime`` takes it.
+
+    Raises ``TypeError`` naming the input for a value that is neither a tensor
+    nor a Python number (a numpy array: pass ``torch.from_numpy(array)``), and
+    for ``inputs`` that are a numpy array rather than a list.
     """
     if isinstance(inputs, torch.Tensor):
         inputs = [inputs]
+    elif _from_numpy(inputs):
+        raise TypeError(f"the inputs are a numpy.{type(inputs).__name__}, not a list: the method takes a list of "
+                        "torch.Tensor, e.g. [torch.from_numpy(array)]")
+    inputs = list(inputs)
+    for index, value in enumerate(inputs):
+        if not isinstance(value, (torch.Tensor, *_NUMBERS)):
+            raise TypeError(_not_an_input(index, value))
     return [contiguous(x) for x in inputs]
+
+
+def _from_numpy(value) -> bool:
+    return type(value).__module__ == "numpy"  # numpy itself is not imported for this
+
+
+def _not_an_input(index: int, value) -> str:
+    kind = f"numpy.{type(value).__name__}" if _from_numpy(value) else type(value).__name__
+    if _from_numpy(value) and type(value).__name__ == "ndarray":
+        fix = "pass torch.from_numpy(array) (no copy), or torch.tensor(array)"
+    elif _from_numpy(value):
+        fix = "pass torch.tensor(value) for a tensor input, or value.item() for an input exported as a number"
+    elif isinstance(value, (list, tuple)):
+        fix = "pass one flat list of the method's inputs, each a torch.Tensor (torch.tensor(values) for numbers)"
+    else:
+        fix = "pass a torch.Tensor (or an int, float or bool for an input exported as one)"
+    return f"input {index} is a {kind}: the method takes torch.Tensor inputs; {fix}"
 
 
 def contiguous(value):

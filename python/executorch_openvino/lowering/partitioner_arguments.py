@@ -1,0 +1,140 @@
+"""How :class:`~executorch_openvino.lowering.partitioner.OpenVINOPartitioner` reads its arguments: its own
+option keywords, the forms of executorch's own ``OpenvinoPartitioner``, and what it refuses, in its own words.
+
+Each option keyword defaults to a :class:`NotGiven`, which shows as the default's value (``help()`` reads
+``device='CPU'``) and tells a default apart from the same value given: next to compile specs every option
+given is refused, ``device="CPU"`` too, since the list's value would silently win over it.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar, cast
+
+import torch
+
+T = TypeVar("T")
+
+# OpenVINOPartitioner's positional parameters, in order. After a list of compile specs the second and third
+# are executorch's op_types_to_skip and op_names_to_skip, as in its own OpenvinoPartitioner.
+POSITIONAL = ("device", "inference_precision", "compile_specs", "numerics", "performance_hint")
+OPTIONS = ("device", "inference_precision", "numerics", "performance_hint", "weight_compression",
+           "weight_group_size", "weight_ratio")
+
+
+class NotGiven:
+    """An option keyword's default: ``value`` applies; its ``repr`` is the value's."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+def default(value: T) -> T:
+    """An option keyword's default: a :class:`NotGiven` standing for ``value`` (typed as ``value``)."""
+    return cast(T, NotGiven(value))
+
+
+def given_value(value):
+    """``value`` itself, or the default a :class:`NotGiven` stands for."""
+    return value.value if isinstance(value, NotGiven) else value
+
+
+def refuse_repeated(args: tuple, keywords: dict) -> None:
+    """Raises ``TypeError`` for an option given both positionally and by keyword, where Python's own error
+    ("got multiple values for argument") would not say what to do."""
+    for index, (name, value) in enumerate(zip(POSITIONAL, args)):
+        if name not in keywords:
+            continue
+        if isinstance(args[0], (list, tuple)):
+            if name == "compile_specs":
+                raise TypeError("compile specs were given twice (a list as the first argument and "
+                                "compile_specs=): give them once")
+            raise TypeError(compile_specs_and([name]))
+        raise TypeError(f"OpenVINOPartitioner got {name} twice: {value!r} as argument {index + 1} and "
+                        f"{name}={keywords[name]!r}; give it once, by position or by keyword")
+
+
+def compile_specs_and(names: list[str]) -> str:
+    return (f"OpenVINOPartitioner got compile specs and {', '.join(names)}: give each option once, either as a "
+            f"CompileSpec in the list (e.g. CompileSpec('numerics', b'fast')) or as a keyword without compile "
+            f"specs")
+
+
+def options_given(values: dict) -> list[str]:
+    """The option keywords in ``values`` (name -> argument) that were given, in :data:`OPTIONS` order."""
+    return [name for name in OPTIONS if name in values and not isinstance(values[name], NotGiven)]
+
+
+def upstream_skip_sets(second, third, op_types_to_skip, op_names_to_skip) -> tuple:
+    """``(op_types_to_skip, op_names_to_skip)`` after a list of compile specs: the second and third arguments
+    (by position, or as inference_precision= and compile_specs=) are upstream's skip sets."""
+    if isinstance(second, str):
+        fix = (f"give a set: {{{second!r}}}" if "." in second else
+               f"give a precision as CompileSpec('inference_precision', {second.encode()!r}) in the list"
+               if second else "leave it out: the list's inference_precision applies")
+        raise TypeError(f"after a list of compile specs the next argument is op_types_to_skip, a set of "
+                        f"operator names, as in executorch's own OpenvinoPartitioner, and options go in the "
+                        f"list; got the str {second!r} (as the second argument or inference_precision=): {fix}")
+    second = None if isinstance(second, NotGiven) else second
+    return given_once("op_types_to_skip", op_types_to_skip, second), given_once("op_names_to_skip",
+                                                                               op_names_to_skip, third)
+
+
+def check_option_types(inference_precision, numerics, performance_hint) -> None:
+    for name, value, examples in (("inference_precision", inference_precision, "'f32', 'bf16' or ''"),
+                                  ("numerics", numerics, "'exact' or 'fast'"),
+                                  ("performance_hint", performance_hint, "'LATENCY', 'THROUGHPUT' or ''")):
+        if not isinstance(given_value(value), str):
+            raise TypeError(f"{name} is a {type(value).__name__}: it is a str ({examples}); skip sets go by "
+                            f"keyword, op_types_to_skip=..., or after a list of compile specs")
+
+
+def given_once(what: str, keyword, positional):
+    if keyword is not None and positional is not None:
+        raise TypeError(f"{what} were given twice (two arguments of OpenVINOPartitioner name them): give them once")
+    return positional if keyword is None else keyword
+
+
+def skip_set(what: str, given) -> frozenset:
+    """The skip set ``given`` (None: empty) as a frozenset of str; ``TypeError``/``ValueError`` naming the entry."""
+    if given is None:
+        return frozenset()
+    if isinstance(given, (str, bytes)):
+        raise TypeError(f"{what} is a {type(given).__name__} {given!r}: give a set of names, e.g. {{{given!r}}}")
+    given = list(given)
+    if any(type(n).__name__ == "CompileSpec" for n in given):
+        raise TypeError(f"{what} holds CompileSpec objects: compile specs were given twice; give them once, "
+                        f"first")
+    wrong = [n for n in given if not isinstance(n, str)]
+    if wrong:
+        raise TypeError(f"{what} holds a {type(wrong[0]).__name__} {wrong[0]!r}: its entries are names (str)")
+    unknown = [n for n in given if what == "op_types_to_skip" and not _is_operator(n)]
+    if unknown:
+        raise ValueError(f"op_types_to_skip names {unknown[0]!r}, which is no operator overload: names are "
+                         f"namespace.operator.overload, e.g. 'aten.relu.default' or 'aten.add.Tensor'")
+    return frozenset(given)
+
+
+def _is_operator(name: str) -> bool:
+    parts = name.split(".")
+    if len(parts) != 3:
+        return False
+    try:
+        return isinstance(getattr(getattr(getattr(torch.ops, parts[0]), parts[1]), parts[2]), torch._ops.OpOverload)
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def checked_specs(specs) -> list:
+    from executorch.exir.backend.compile_spec_schema import CompileSpec
+
+    specs = list(specs)
+    for spec in specs:
+        if not isinstance(spec, CompileSpec):
+            raise TypeError(f"compile specs must be executorch CompileSpec objects, e.g. CompileSpec('device', "
+                            f"b'CPU'); got a {type(spec).__name__}: {spec!r}")
+    return specs

@@ -1,0 +1,178 @@
+"""ExecuTorch's C++ log during this package's calls of a loaded method: noise dropped, restated lines held back.
+
+executorch 1.5.1's pybindings print ExecuTorch's log (``[file:line] message``) through ``sys.stderr`` during
+each of their calls (pybind11's ``scoped_estream_redirect`` looks ``sys.stderr`` up when a call starts). Inside
+:func:`executorch_log` the calling thread's lines go through a filter installed as ``sys.stderr``:
+
+- :data:`executorch_openvino.quiet.EXECUTORCH_LOG_LINES` (ExecuTorch's thread pool sizing), and what this
+  package's own look at the method's inputs makes ExecuTorch log, are dropped;
+- the lines ExecuTorch logs when it refuses a call's inputs (:data:`INPUT_REFUSALS`) are held until the block
+  ends, then dropped if the block raised this package's explanation of the refusal (:meth:`Call.explained`),
+  written out otherwise;
+- this delegate's own lines (``[ExecutorchOpenvinoBackend] ...``) are held until the block ends, then dropped
+  if the exception leaving the block carries their text (:class:`..loaded_method.OpenVINOMethod` adds the
+  delegate's message to ExecuTorch's error), written out otherwise; so is ExecuTorch's line saying that the
+  delegate's init failed (:data:`INIT_FAILURE`), dropped when the exception carries the delegate's message;
+- the delegate's precision notice is dropped: :func:`..loaded_method.load_method` gives it as a Python warning;
+- every other line is written at once.
+
+Other threads' writes, and this thread's outside the block, pass through untouched. Lines logged while a call
+has let the interpreter go (OpenVINO's inference) or outside ExecuTorch's pybindings go straight to the
+process's stderr, unfiltered. Held lines all precede an error return, never an abort, so a crash loses none.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+
+from ..quiet import is_known_log_line
+
+BACKEND_ID = "ExecutorchOpenvinoBackend"
+
+# What ExecuTorch 1.5.1 logs when Method::set_inputs refuses an input (its pybindings' execute), each restated
+# with the input, what the method takes and what to pass by method_inputs.explain_refused_inputs.
+INPUT_REFUSALS = tuple(re.compile(p) for p in (
+    r"^\[tensor_impl\.cpp:\d+\] Attempted to resize a static tensor\. Expected shape \([\d, ]*\), "
+    r"but received \([\d, ]*\)\.$",
+    r"^\[tensor_impl\.cpp:\d+\] Attempted to resize a bounded tensor with a maximum capacity of \d+ elements "
+    r"to \d+ elements\.$",
+    r"^\[tensor_impl\.cpp:\d+\] Attempted to change the tensor rank which is immutable: old=\d+, new=\d+$",
+    r"^\[method\.cpp:\d+\] Error resizing tensor at input \d+$",
+    r"^\[method\.cpp:\d+\] Input \d+ has unexpected scalar type: expected \w+ but was \w+\.$",
+    r"^\[method\.cpp:\d+\] Input \d+ was expected to have type \w+ but was \w+\.$",
+    r"^\[method\.cpp:\d+\] Invalid number of inputs provided\. Expected \d+, but got \d+$",
+))
+# Logged when explain_refused_inputs asks MethodMeta for the tensor meta of an input that is not a tensor (an
+# int), its way to find out: this package's probe, never the user's concern.
+_PROBE = re.compile(r"^\[method_meta\.cpp:\d+\] Tag: \d+ input: \d+ is not Tensor$")
+# The delegate's lines as the pybindings print them, and as ExecuTorch's default log does ("E 00:00:00.001234
+# executorch:error_report.cpp:51] ..."), where no pybindings call redirects it (library loading).
+_OURS = re.compile(r"^(?:\[[\w.]+:\d+\]|[DIEF] [\d:.]+ executorch:[\w.]+:\d+\]) \[" + BACKEND_ID + r"\] (.*)$")
+# ExecuTorch's line when this delegate's init fails (the delegate's own lines say why).
+INIT_FAILURE = re.compile(r"^\[method\.cpp:\d+\] Init failed for backend " + BACKEND_ID + r": 0x[0-9a-f]+$")
+# The error OpenVINOMethod raises with the delegate's message (loaded_method._DelegateErrors).
+_WITH_DELEGATE_MESSAGE = "\nexecutorch-openvino: "
+# native/delegate/model_compilation.cpp; error_report.cpp logs a message in pieces of this many characters.
+_PRECISION_NOTICE = re.compile(r"^warning: init: inference_precision '\w*' was asked for, but OpenVINO's ")
+_PIECE = 200
+
+
+def restated_by(line: str, error: BaseException) -> bool:
+    """True when ``line`` is one of this delegate's log lines and ``error``'s message holds its text."""
+    ours = _OURS.match(line)
+    return ours is not None and ours.group(1) in str(error)
+
+
+class Call:
+    """The lines of one :func:`executorch_log` block of one thread."""
+
+    __slots__ = ("partial", "held", "continues_dropped", "_explained")
+
+    def __init__(self):
+        self.partial = ""  # text after the last newline
+        self.held: list[tuple[str, str, str]] = []  # (line, "input", "init" or "delegate", the delegate's text)
+        self.continues_dropped = False  # the last delegate line dropped was a full piece: drop the next one
+        self._explained = False
+
+    def explained(self) -> None:
+        """The error about to leave the block explains ExecuTorch's refusal of the inputs: drop its lines."""
+        self._explained = True
+
+    def line(self, line: str, write) -> None:
+        if is_known_log_line(line) or _PROBE.match(line):
+            return
+        ours = _OURS.match(line)
+        if ours is not None:
+            text = ours.group(1)
+            if self.continues_dropped or _PRECISION_NOTICE.match(text):
+                self.continues_dropped = len(text) == _PIECE
+                return
+            self.held.append((line, "delegate", text))
+            return
+        if any(p.match(line) for p in INPUT_REFUSALS):
+            self.held.append((line, "input", ""))
+            return
+        if INIT_FAILURE.match(line):
+            self.held.append((line, "init", ""))
+            return
+        write(line + "\n")
+
+    def finish(self, error: BaseException | None, write) -> None:
+        if not self.held and not self.partial:  # nothing was logged: the common case
+            return
+        message = str(error) if error is not None else ""
+        for line, kind, text in self.held:
+            restated = {"input": self._explained, "init": _WITH_DELEGATE_MESSAGE in message,
+                        "delegate": text in message}[kind]
+            if not (error is not None and restated):
+                write(line + "\n")
+        if self.partial:
+            write(self.partial)
+        self.held.clear()
+        self.partial = ""
+
+
+_local = threading.local()  # .calls: this thread's open blocks, innermost last
+_lock = threading.Lock()
+
+
+class _LogFilter:
+    """``sys.stderr`` while blocks are open: the calling thread's lines through its innermost :class:`Call`,
+    everything else to ``target`` (the ``sys.stderr`` it replaced) unchanged."""
+
+    def __init__(self, target):
+        self.target = target
+        self.users = 0
+
+    def write(self, text: str) -> int:
+        calls = getattr(_local, "calls", None)
+        if not calls:
+            return self.target.write(text)
+        call = calls[-1]
+        *lines, call.partial = (call.partial + text).split("\n")
+        for line in lines:
+            call.line(line, self.target.write)
+        return len(text)
+
+    def flush(self) -> None:
+        self.target.flush()
+
+    def __getattr__(self, name):  # encoding, fileno, isatty, ...
+        return getattr(self.target, name)
+
+
+class executorch_log:  # noqa: N801 - used as a function: ``with executorch_log() as call:``
+    """Filters ExecuTorch's log lines of this thread while the block runs (see the module's text); the block
+    gets its :class:`Call`. (A class, not a generator: it runs around every call of a method.)"""
+
+    __slots__ = ("call", "filter")
+
+    def __enter__(self) -> Call:
+        self.call = call = Call()
+        with _lock:
+            current = sys.stderr
+            if type(current) is not _LogFilter:
+                if current is None:  # no stderr (pythonw): nothing is printed anyway
+                    self.filter = None
+                    return call
+                current = sys.stderr = _LogFilter(current)
+            current.users += 1
+        self.filter = current
+        try:
+            _local.calls.append(call)
+        except AttributeError:
+            _local.calls = [call]
+        return call
+
+    def __exit__(self, kind, error, traceback) -> None:
+        log_filter = self.filter
+        if log_filter is None:
+            return
+        _local.calls.pop()
+        self.call.finish(error, log_filter.target.write)
+        with _lock:
+            log_filter.users -= 1
+            if log_filter.users == 0 and sys.stderr is log_filter:
+                sys.stderr = log_filter.target
