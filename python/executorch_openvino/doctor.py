@@ -119,8 +119,8 @@ def _registration_check(package) -> Check:
                           "it is a different delegate (a .pte names the one that lowered it)")
             problem = own_openvino_backend_problem()
             if problem:
-                detail.append(f"programs lowered with it cannot run here: {problem}; exov.load_method and the "
-                              "runner refuse them (lower with executorch_openvino.OpenVINOPartitioner)")
+                detail.append(f"its programs: {problem}; exov.load_method loads them from memory (or lower "
+                              "with executorch_openvino.OpenVINOPartitioner)")
     except Exception as exc:  # noqa: BLE001 - reported, the registration flag above decides
         detail.append(f"executorch.runtime could not be asked: {type(exc).__name__}: {exc}")
     return Check("registration", ok, detail,
@@ -251,7 +251,7 @@ def _program_check(program: str) -> Check:
     from executorch.runtime import Runtime  # registers executorch's own backends, as running would
 
     from . import _native
-    from .runtime.foreign_backends import check_method_backends
+    from .runtime.foreign_backends import check_method_backends, own_openvino_backend_problem
 
     Runtime.get()
     try:
@@ -264,7 +264,9 @@ def _program_check(program: str) -> Check:
                  or "none (ExecuTorch's kernels)")
         detail.append(f"{method}: delegated to {names}")
         try:
-            check_method_backends(program, method)
+            if check_method_backends(program, method):
+                detail.append(f"{method}: executorch's own OpenVINO delegate: {own_openvino_backend_problem()}; "
+                              "exov.load_method loads it from memory")
         except RuntimeError as exc:
             problems.append(str(exc))
     return Check(f"program {program}", not problems, detail + problems,

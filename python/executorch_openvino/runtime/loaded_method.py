@@ -231,9 +231,11 @@ def load_method(program, method_name: str = "forward", *, max_concurrent_calls: 
     precision than the ``inference_precision`` it was lowered with (the
     delegate's log line saying so is not printed then: :mod:`.native_log`).
 
+    A program of executorch's own OpenVINO delegate (backend id ``OpenvinoBackend``) is loaded from memory
+    where that delegate crashed on a file-loaded one (OpenVINO 2026: :mod:`.foreign_backends`).
+
     Raises ``FileNotFoundError`` when a path names no file, ``RuntimeError`` before loading when the method
-    was delegated to a backend that cannot run here (one no library registered, or executorch's own
-    ``OpenvinoBackend`` with an OpenVINO it crashes on: :mod:`.foreign_backends`), ``RuntimeError`` with
+    was delegated to a backend no library in this process registered (:mod:`.foreign_backends`), ``RuntimeError`` with
     the delegate's own message (which OpenVINO was tried where, which blob field
     was bad, ...) when loading fails,
     ``RuntimeError`` naming the methods there are when ``method_name`` is not one,
@@ -249,8 +251,10 @@ def load_method(program, method_name: str = "forward", *, max_concurrent_calls: 
                          "for what OpenVINO suggests")
     runtime = Runtime.get()
     data, again = _program_source(program)
-    if isinstance(data, (bytes, Path)):
-        check_method_backends(data if isinstance(data, bytes) else str(data), method_name)
+    if isinstance(data, bytes):
+        check_method_backends(data, method_name)
+    elif isinstance(data, Path) and check_method_backends(str(data), method_name):
+        data, again = _program_source(data.read_bytes())  # its delegate crashed on a file-loaded program
     with executorch_log(), _DelegateErrors():
         method, loaded, inits = _load(runtime, data, method_name)
     _warn_about_precisions(inits)
