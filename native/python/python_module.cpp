@@ -57,7 +57,9 @@ nb::dict report_as_dict(const executorch_openvino::CompileReport& r) {
 
 // {method: [(backend id, registered)]} of the program `loader` reads; nothing is loaded but its metadata.
 nb::dict backends_by_method(executorch::runtime::DataLoader* loader) {
-  auto program = executorch::runtime::Program::load(loader, executorch::runtime::Program::Verification::Minimal);
+  // InternalConsistency, as executorch.runtime loads: a damaged flatbuffer is refused, not read out of bounds.
+  auto program =
+      executorch::runtime::Program::load(loader, executorch::runtime::Program::Verification::InternalConsistency);
   if (!program.ok()) {
     throw std::invalid_argument("not an ExecuTorch program this runtime can read (ExecuTorch error " +
                                 std::to_string(static_cast<int>(program.error())) + ")");

@@ -66,7 +66,9 @@ void emit_log(et_timestamp_t, et_pal_log_level_t level, const char* filename, co
   const char* base = std::strrchr(filename, '/');
   std::string text =
       std::string(base ? base + 1 : filename) + ":" + std::to_string(line) + "] " + std::string(message, length);
-  if (level == kError) {
+  // The delegate's warnings (report_warning: "warning: ..." at level E, ExecuTorch's log has no warning
+  // level) are not failures: they print at once.
+  if (level == kError && text.find("] warning: ") == std::string::npos) {
     std::lock_guard<std::mutex> lock(held_errors_mutex);
     held_errors.push_back(text);
     return;
@@ -164,7 +166,8 @@ int check_program(const Options& o) {
 
 // Loads the program and finds the method to run (--list prints them all and stops, status 0).
 int open_method(Module& module, const Options& o, std::optional<MethodMeta>* meta) {
-  if (module.load() != executorch::runtime::Error::Ok) {
+  // InternalConsistency: a damaged flatbuffer is refused instead of read out of bounds (Minimal crashed).
+  if (module.load(executorch::runtime::Program::Verification::InternalConsistency) != executorch::runtime::Error::Ok) {
     return failed("'" + o.program + "' is not an ExecuTorch program this runtime can load");
   }
   auto names_result = module.method_names();
@@ -352,6 +355,9 @@ int run_method(Module& module, const Options& o, const MethodMeta& meta, const s
 // Prints the summary and writes the outputs; 1 when one could not be written.
 int report(const Options& o, const Runs& runs, double load_ms) {
   auto& openvino = executorch_openvino::OpenVINOLibrary::instance();
+  // Errors logged on the way that did not fail the run: shown, not lost.
+  const std::string held = held_error_text();
+  if (!held.empty()) std::fprintf(stderr, "%s\n", held.c_str());
   std::printf("program %s, method %s: load %.1f ms, first run %.2f ms\n", o.program.c_str(), o.method.c_str(), load_ms,
               runs.first_ms);
   if (openvino.is_loaded()) {

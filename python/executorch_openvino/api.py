@@ -225,10 +225,10 @@ class DelegationSummary:
             shown = ", ".join(nodes[:3]) + (f" and {len(nodes) - 3} more" if len(nodes) > 3 else "")
             lines.append(f"  {operator} x{len(nodes)} ({shown}): {reason}")
         for backend, count in self.other_backends.items():
-            lines.append(f"in {count} partition(s) of another backend, {backend!r} (their operators count in the "
-                         "total)" + (": executorch's own OpenVINO delegate, which this package does not run; lower "
-                                     "with executorch_openvino.OpenVINOPartitioner instead"
-                                     if backend == EXECUTORCH_OWN_OPENVINO_BACKEND else ""))
+            lines.append(f"the rest of the {self.total} is in {count} partition(s) of another backend, {backend!r}"
+                         + (": executorch's own OpenVINO delegate, not this package's; lower with "
+                            "executorch_openvino.OpenVINOPartitioner to run them with this package"
+                            if backend == EXECUTORCH_OWN_OPENVINO_BACKEND else ""))
         return "\n".join(lines)
 
 

@@ -229,6 +229,19 @@ def test_a_failed_run_is_told_once_with_the_delegates_reason_and_status_1(tmp_pa
     assert result.stderr.startswith("executorch-openvino-run: method 'forward' failed on run 1"), result.stderr
 
 
+def test_the_delegates_warnings_show_when_a_run_succeeds(tmp_path):
+    """The runner holds ExecuTorch's error lines until it knows whether the run failed; the delegate's warnings
+    (a precision OpenVINO does not compute in here) are not failures and still show."""
+    pte = tmp_path / "half.pte"
+    pte.write_bytes(exov.lower(torch.nn.Linear(8, 4), (torch.randn(2, 8),), inference_precision="f16").buffer)
+    exov.load_method(pte)
+    if exov.last_compile_report()["effective_precision"] == "f16":
+        pytest.skip("this CPU computes in f16: no precision warning to show")
+    result = run_runner(pte, "--random-inputs")
+    assert result.returncode == 0, result.stderr
+    assert "warning: init: inference_precision 'f16' was asked for" in result.stderr, result.stderr
+
+
 def test_the_documented_exit_statuses_are_the_runners(small_program, tmp_path):
     """docs/user-guide/runner-and-cpp.md's exit statuses, one case each: 0 ran, 2 bad arguments or input files,
     1 the program failed to load or run."""

@@ -65,7 +65,8 @@ class OpenVINOPartitioner(Partitioner):
     """
 
     def __new__(cls, *args, **keywords):
-        refuse_repeated(args, keywords)  # before Python's own "got multiple values for argument"
+        if cls.__init__ is OpenVINOPartitioner.__init__:  # a subclass's own parameters are its business
+            refuse_repeated(args, keywords)  # before Python's own "got multiple values for argument"
         return super().__new__(cls)
 
     def __init__(self, device=_CPU, inference_precision=_EMPTY, compile_specs=None, numerics: str = _EXACT,

@@ -32,12 +32,14 @@ def check_method_backends(program: bytes | str, method: str) -> bool:
     library in this process registered (the message names it and how to lower the model for this package).
     Returns True when the program must be loaded from memory, not from its path: it uses executorch's own
     ``OpenvinoBackend`` with an OpenVINO outside :data:`EXECUTORCH_OWN_OPENVINO_RANGE`, which crashed on a
-    program loaded from a file. Nothing is raised for a program ExecuTorch cannot read, or a method it lacks:
-    loading it gives ExecuTorch's own error."""
+    program loaded from a file. Raises ``RuntimeError`` for bytes that are not a program ExecuTorch can read
+    (not a ``.pte``, truncated, damaged); a method the program lacks is left to ExecuTorch's own error."""
     try:
         backends = _native.program_backends(program).get(method)
-    except ValueError:
-        return False
+    except ValueError as error:
+        where = f"'{program}'" if isinstance(program, str) else "the program given"
+        raise RuntimeError(f"{where} is {error}: not a .pte, or one truncated or damaged (copy it again, or lower "
+                           "again)") from None
     if not backends:
         return False
     message = _native.unregistered_backends_message(method, backends)
@@ -45,6 +47,27 @@ def check_method_backends(program: bytes | str, method: str) -> bool:
         raise RuntimeError(message)
     return (isinstance(program, str) and any(b == EXECUTORCH_OWN_OPENVINO_BACKEND for b, _ in backends)
             and bool(own_openvino_backend_problem()))
+
+
+def explain_failed_load(program: bytes | str, method: str) -> str:
+    """What to add to ExecuTorch's error when `method` of `program` failed to load and uses executorch's own
+    OpenVINO delegate ("" otherwise): its processed blobs are OpenVINO compiled-model exports, which only the
+    OpenVINO release that wrote them reads (measured: 2025.4.1 and 2026.4.1 refused each other's with "failed
+    to import model"), so the usual cause is another release than the one that lowered it."""
+    try:
+        backends = _native.program_backends(program).get(method) or []
+    except ValueError:
+        return ""
+    if not any(backend == EXECUTORCH_OWN_OPENVINO_BACKEND for backend, _ in backends):
+        return ""
+    path = os.environ.get("OPENVINO_LIB_PATH", "")
+    found = openvino_version_of(path) if path else None
+    opened = f"OpenVINO {'.'.join(map(str, found))} ({path})" if found else "the OpenVINO it finds"
+    return (f"executorch-openvino: method '{method}' was delegated to executorch's own OpenVINO delegate (backend "
+            f"id '{EXECUTORCH_OWN_OPENVINO_BACKEND}'), whose partitions only the OpenVINO release that lowered them "
+            f"can read, and it opened {opened}. Run it with OPENVINO_LIB_PATH set to the OpenVINO C library of "
+            "that release, or lower the model again with executorch_openvino.OpenVINOPartitioner (whose programs "
+            "run on every OpenVINO release this package supports).")
 
 
 def own_openvino_backend_problem() -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .. import _native  # the extension module
 from ..quiet import quiet_dependencies
-from .foreign_backends import check_method_backends
+from .foreign_backends import check_method_backends, explain_failed_load
 from .method_inputs import as_method_inputs, explain_refused_inputs
 from .native_log import executorch_log
 
@@ -255,8 +255,14 @@ def load_method(program, method_name: str = "forward", *, max_concurrent_calls: 
         check_method_backends(data, method_name)
     elif isinstance(data, Path) and check_method_backends(str(data), method_name):
         data, again = _program_source(data.read_bytes())  # its delegate crashed on a file-loaded program
-    with executorch_log(), _DelegateErrors():
-        method, loaded, inits = _load(runtime, data, method_name)
+    try:
+        with executorch_log(), _DelegateErrors():
+            method, loaded, inits = _load(runtime, data, method_name)
+    except RuntimeError as error:
+        explained = explain_failed_load(data if isinstance(data, bytes) else str(data), method_name)
+        if explained:
+            raise RuntimeError(f"{error}\n{explained}") from error
+        raise
     _warn_about_precisions(inits)
     limit, reason = _concurrency(inits, max_concurrent_calls)
     if max_concurrent_calls is not None and max_concurrent_calls > limit:
