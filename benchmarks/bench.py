@@ -35,6 +35,7 @@ import torch  # noqa: E402
 from engines import LOCAL_ENGINES, SLOW_CALL_S, BundledOpenVINO  # noqa: E402
 from low_precision_engines import LOW_PRECISION_ENGINES  # noqa: E402
 from models import CASE_NAMES, make_case  # noqa: E402
+from report import paired_ratio  # noqa: E402
 from exov_testing.compile_harness import build_harness, compiler, write_first_blob  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -124,20 +125,29 @@ def measure_case(name: str, engines: list, workdir: Path, seconds: float, rounds
         # Slow engines run one call in each of the first `total` rounds.
         per_round[e.key] = [total // rounds + (r < total % rounds) for r in range(rounds)]
         times[e.key] = []
+    # Each engine's median in each round: engines are compared round by round (report.paired_ratio),
+    # so a neighbour that slows one round slows both sides of its ratio.
+    round_ms: dict[str, list] = {e.key: [None] * rounds for e in timed}
     for r in range(rounds if timed else 0):
         for engine in timed[r % len(timed):] + timed[:r % len(timed)]:
             if per_round[engine.key][r]:
-                times[engine.key] += engine.time_calls(per_round[engine.key][r])
+                calls = engine.time_calls(per_round[engine.key][r])
+                times[engine.key] += calls
+                round_ms[engine.key][r] = statistics.median(calls) * 1e3
     for engine in ready:
         engine.close()
-    reference = statistics.median(times["openvino"]) if "openvino" in per_round else None
     for key in [e.key for e in ready]:  # in the engines' order
         t = times[key]
         median = statistics.median(t)
         cold = key not in per_round
         prepared[key].update(calls=len(t), median_ms=median * 1e3,
                              p90_ms=None if cold else percentile(t, 0.9) * 1e3, single_cold_call=cold,
-                             ratio_to_openvino=median / reference if reference else None)
+                             round_median_ms=round_ms.get(key))
+    reference = prepared.get("openvino") if "openvino" in per_round else None
+    for key in [e.key for e in ready]:
+        ratio = paired_ratio(prepared[key], reference) if reference else None
+        prepared[key]["ratio_to_openvino"] = ratio["median"] if ratio else None
+        prepared[key]["ratio_to_openvino_spread"] = [ratio["low"], ratio["high"]] if ratio else None
         print(f"   {prepared[key]['engine']:<44} median {median * 1e3:9.3f} ms  p90 "
               f"{'-' if cold else format(prepared[key]['p90_ms'], '9.3f')} ms  ({len(t)} calls)", flush=True)
     return {"description": case.description, "engines": prepared}
@@ -190,7 +200,7 @@ def main(argv=None) -> int:
                         choices=[cls.key for cls in ENGINES], help="the engines in this environment")
     parser.add_argument("--bundled-python", help="python of the environment with executorch's OpenvinoBackend")
     parser.add_argument("--seconds", type=float, default=4.0, help="timed seconds per engine and model")
-    parser.add_argument("--rounds", type=int, default=6, choices=range(1, 1001), metavar="1..1000",
+    parser.add_argument("--rounds", type=int, default=10, choices=range(1, 1001), metavar="1..1000",
                         help="interleaved rounds per model")
     parser.add_argument("--packaging", type=Path, help="JSON with wheel size and build times (from noxfile.py)")
     parser.add_argument("--no-loading", action="store_true", help="skip the fresh-process load/memory probes")

@@ -1,0 +1,42 @@
+"""benchmarks/report.py's round-by-round ratios (issue 36): a goal is met, missed or undecided from the
+middle half of the per-round ratios, so that a busy machine cannot make a row look met or missed."""
+
+from __future__ import annotations
+
+import pytest
+from report import goals, paired_ratio
+
+
+def _engine(median_ms, rounds):
+    return {"engine": "x", "median_ms": median_ms, "round_median_ms": rounds}
+
+
+def test_a_ratio_is_taken_round_by_round():
+    # A slow round (the machine busy) slows both engines: per round the ratio stays 1.10.
+    ours = _engine(2.2, [1.1, 2.2, 1.1, 11.0, 1.1, 2.2])
+    theirs = _engine(1.0, [1.0, 2.0, 1.0, 10.0, 1.0, 2.0])
+    ratio = paired_ratio(ours, theirs)
+    assert ratio["median"] == pytest.approx(1.1) and ratio["rounds"] == 6
+    assert ratio["low"] == pytest.approx(1.1) and ratio["high"] == pytest.approx(1.1)
+
+
+def test_rounds_missing_on_one_side_are_left_out_and_too_few_give_no_spread():
+    ours = _engine(3.0, [3.0, None, 3.0, 3.0])
+    theirs = _engine(2.0, [2.0, 2.0, None, 2.0])
+    ratio = paired_ratio(ours, theirs)  # two rounds hold both: the medians' ratio
+    assert ratio == {"median": 1.5, "low": None, "high": None, "rounds": 2}
+    assert paired_ratio(_engine(1.0, None), theirs)["low"] is None  # a single cold call has no rounds
+    assert paired_ratio({"engine": "x", "error": "failed"}, theirs) is None
+
+
+def _run(ours_rounds, theirs_rounds):
+    models = {"mlp": {"engines": {"delegate": _engine(1.0, ours_rounds), "openvino": _engine(1.0, theirs_rounds)}}}
+    return next(g for g in goals({"models": models}) if "own conversion" in g[0])
+
+
+def test_a_goal_is_met_missed_or_undecided_from_the_middle_half_of_the_rounds():
+    same = [1.0] * 8
+    assert _run([1.02, 1.03, 1.01, 1.04, 1.0, 1.03, 1.02, 1.01], same)[2] is True
+    assert _run([1.12, 1.08, 1.1, 1.2, 1.09, 1.11, 1.07, 1.1], same)[2] is False
+    measured, met = _run([1.0, 1.1, 1.02, 1.12, 0.98, 1.09, 1.01, 1.08], same)[1:]
+    assert met is None and "middle half of 8 rounds" in measured
