@@ -1,6 +1,9 @@
-"""Names and tables of graph operations that the lowering's modules share (a leaf: imports only torch)."""
+"""Names and tables of graph operations that the lowering's modules share, and the rewriting passes'
+NodeBuilder (a leaf: imports only torch)."""
 
 from __future__ import annotations
+
+import math
 
 import torch
 
@@ -90,3 +93,68 @@ def tensors_of(value):
     elif isinstance(value, (list, tuple)):
         for v in value:
             yield from tensors_of(v)
+
+
+aten = torch.ops.aten
+
+
+def _fake_value(node):
+    return node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+
+
+def _fake_mode(nodes):
+    for node in nodes:
+        mode = getattr(_fake_value(node), "fake_mode", None)
+        if mode is not None:
+            return mode
+    return None
+
+
+class NodeBuilder:
+    """Adds aten nodes after `anchor`, each with its fake value, in order (the rewriting passes' tool)."""
+
+    def __init__(self, graph: torch.fx.Graph, anchor: torch.fx.Node):
+        self.graph, self.anchor = graph, anchor
+        self.mode = _fake_mode([anchor, *anchor.all_input_nodes])
+
+    def __call__(self, target, *args, **kwargs) -> torch.fx.Node:
+        with self.graph.inserting_after(self.anchor):
+            node = self.graph.call_function(target, args, kwargs)
+        fake = torch.fx.node.map_arg(args, _fake_value)  # nodes in lists too (cat's tensors)
+        if self.mode is not None and not node.all_input_nodes:
+            with self.mode:  # a constant: made under the graph's fake mode, like every other value
+                node.meta["val"] = target(*fake, **kwargs)
+        else:
+            node.meta["val"] = target(*fake, **kwargs)
+        self.anchor = node
+        return node
+
+    def scalar(self, value: float, like: torch.fx.Node) -> torch.fx.Node:
+        """A 0-d tensor holding `value` in `like`'s dtype (broadcasts like a Python number)."""
+        return self(aten.scalar_tensor.default, value, dtype=_fake_value(like).dtype)
+
+    def either(self, a: torch.fx.Node, b: torch.fx.Node) -> torch.fx.Node:
+        """a or b, for bool masks, counted in float32: openvino 2025.4.1 converts neither
+        logical_or nor a select between bool tensors."""
+        count = self(aten.add.Tensor, self(aten._to_copy.default, a, dtype=torch.float32),
+                     self(aten._to_copy.default, b, dtype=torch.float32))
+        return self(aten.gt.Scalar, count, 0)  # counts hold no NaN: Greater is right here
+
+    def ones(self, condition: torch.fx.Node, like: torch.fx.Node) -> torch.fx.Node:
+        """1 where the bool `condition` holds, else 0, in `like`'s dtype (to be reduced or pooled)."""
+        return self(aten._to_copy.default, condition, dtype=_fake_value(like).dtype)
+
+    def nan_where(self, mask: torch.fx.Node, like: torch.fx.Node) -> torch.fx.Node:
+        """NaN where `mask` holds, else `like`."""
+        return self(aten.where.self, mask, self.scalar(math.nan, like), like)
+
+    def any_nan(self, x: torch.fx.Node, dims: list, keepdim: bool) -> torch.fx.Node:
+        """True where a reduction of `x` over `dims` meets a NaN (as a 0/1 mask reduced with amax)."""
+        nans = self.ones(self(aten.isnan.default, x), x)
+        return self(aten.gt.Scalar, self(aten.amax.default, nans, dims, keepdim), 0)
+
+    def less(self, a, b) -> torch.fx.Node:
+        """a < b for a node and a node or number; false where either is NaN."""
+        if isinstance(b, torch.fx.Node):
+            return self(aten.lt.Tensor, a if isinstance(a, torch.fx.Node) else self.scalar(a, b), b)
+        return self(aten.lt.Scalar, a, b)

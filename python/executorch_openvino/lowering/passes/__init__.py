@@ -20,9 +20,9 @@ from collections.abc import Callable
 
 import torch
 
-from . import (arange_dtypes, aten_spelling, avg_pool_padding, bool_casts, constant_cumsums, integer_remainders,
-               kept_result_copies, nan_propagation, per_channel_dequantize, returned_inputs,
-               zero_dim_integer_dtypes)
+from . import (adaptive_max_pools, arange_dtypes, aten_spelling, avg_pool_padding, bool_casts, constant_cumsums,
+               integer_remainders, kept_result_copies, medians, nan_propagation, per_channel_dequantize,
+               returned_inputs, round_decimals, zero_dim_integer_dtypes)
 
 
 def run_before_decomposition(program: torch.export.ExportedProgram, *, exact: bool,
@@ -38,6 +38,10 @@ def run_before_decomposition(program: torch.export.ExportedProgram, *, exact: bo
     if exact:
         integer_remainders.rewrite_integer_remainders(program)
     constant_cumsums.fold_constant_integer_cumsums(program)
+    # Operations ExecuTorch has no kernel for and to_edge refuses, in operations it has and OpenVINO converts.
+    medians.write_out_medians(program)
+    adaptive_max_pools.write_out_adaptive_max_pools(program)
+    round_decimals.write_out_round_decimals(program)
     return kept_result_copies.copy_kept_results(program, kept_filter(program))
 
 

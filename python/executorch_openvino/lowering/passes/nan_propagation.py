@@ -43,7 +43,7 @@ import operator
 
 import torch
 
-from ..ops import op_name
+from ..ops import NodeBuilder, op_name
 
 aten = torch.ops.aten
 
@@ -51,7 +51,9 @@ aten = torch.ops.aten
 _CLAMPS = {"aten.relu.default", "aten.clamp.default", "aten.hardtanh.default"}
 _BINARY = {"aten.maximum.default", "aten.minimum.default"}
 _REDUCTIONS = {"aten.amax.default", "aten.amin.default", "aten.max.default", "aten.min.default"}
-_POOLS = {"aten.max_pool2d_with_indices.default", "aten.max_pool3d_with_indices.default"}
+# spatial rank of each max pool (adaptive_max_pool2d: ExecuTorch has no kernel for it, kernel_gaps.py)
+_POOLS = {"aten.max_pool2d_with_indices.default": 2, "aten.max_pool3d_with_indices.default": 3,
+          "aten.adaptive_max_pool2d.default": 2}
 _SOFTMAXES = {"aten._softmax.default", "aten._log_softmax.default"}
 _ATTENTION = "aten.scaled_dot_product_attention.default"
 # a > b as b < a: OpenVINO's Less is right about NaN, its Greater is not.
@@ -60,11 +62,11 @@ _GREATER = {"aten.gt.Tensor": aten.lt.Tensor, "aten.ge.Tensor": aten.le.Tensor,
 _CAST = "aten._to_copy.default"
 _OTHERS = {"aten.erf.default", "aten.exp.default", "aten.sign.default", "aten.elu.default", "aten.logical_not.default",
            "aten.log1p.default", "aten.div.Tensor", "aten.sort.default", "aten.sqrt.default", _CAST}
-TARGETS = _CLAMPS | _BINARY | _REDUCTIONS | _POOLS | _SOFTMAXES | set(_GREATER) | _OTHERS
+TARGETS = _CLAMPS | _BINARY | _REDUCTIONS | set(_POOLS) | _SOFTMAXES | set(_GREATER) | _OTHERS
 # The rewrites that only restore NaN, infinities and -0.0: not needed where every float the op reads
 # is a dequantized value (an integer times a positive finite scale: finite, and never -0.0). In a
 # quantized program this keeps the dequantize, pool, quantize chain that OpenVINO runs in 8 bits.
-_SPECIAL_VALUES_ONLY = (_CLAMPS | _BINARY | _REDUCTIONS | _POOLS | _SOFTMAXES | set(_GREATER)
+_SPECIAL_VALUES_ONLY = (_CLAMPS | _BINARY | _REDUCTIONS | set(_POOLS) | _SOFTMAXES | set(_GREATER)
                         | {"aten.exp.default", "aten.sign.default", "aten.elu.default", "aten.logical_not.default",
                            "aten.sort.default", _CAST})
 _DEQUANTIZE = "quantized_decomposed.dequantize_per_tensor.default"
@@ -84,65 +86,7 @@ def _floating(node) -> bool:
     return isinstance(value, torch.Tensor) and value.is_floating_point()
 
 
-def _fake_mode(nodes):
-    for node in nodes:
-        mode = getattr(_value(node), "fake_mode", None)
-        if mode is not None:
-            return mode
-    return None
-
-
-class _Builder:
-    """Adds aten nodes after `anchor`, each with its fake value, in order."""
-
-    def __init__(self, graph: torch.fx.Graph, anchor: torch.fx.Node):
-        self.graph, self.anchor = graph, anchor
-        self.mode = _fake_mode([anchor, *anchor.all_input_nodes])
-
-    def __call__(self, target, *args, **kwargs) -> torch.fx.Node:
-        with self.graph.inserting_after(self.anchor):
-            node = self.graph.call_function(target, args, kwargs)
-        fake = [_value(a) if isinstance(a, torch.fx.Node) else a for a in args]
-        if self.mode is not None and not any(isinstance(a, torch.fx.Node) for a in args):
-            with self.mode:  # a constant: made under the graph's fake mode, like every other value
-                node.meta["val"] = target(*fake, **kwargs)
-        else:
-            node.meta["val"] = target(*fake, **kwargs)
-        self.anchor = node
-        return node
-
-    def scalar(self, value: float, like: torch.fx.Node) -> torch.fx.Node:
-        """A 0-d tensor holding `value` in `like`'s dtype (broadcasts like a Python number)."""
-        return self(aten.scalar_tensor.default, value, dtype=_value(like).dtype)
-
-    def either(self, a: torch.fx.Node, b: torch.fx.Node) -> torch.fx.Node:
-        """a or b, for bool masks, counted in float32: openvino 2025.4.1 converts neither
-        logical_or nor a select between bool tensors."""
-        count = self(aten.add.Tensor, self(aten._to_copy.default, a, dtype=torch.float32),
-                     self(aten._to_copy.default, b, dtype=torch.float32))
-        return self(aten.gt.Scalar, count, 0)  # counts hold no NaN: Greater is right here
-
-    def ones(self, condition: torch.fx.Node, like: torch.fx.Node) -> torch.fx.Node:
-        """1 where the bool `condition` holds, else 0, in `like`'s dtype (to be reduced or pooled)."""
-        return self(aten._to_copy.default, condition, dtype=_value(like).dtype)
-
-    def nan_where(self, mask: torch.fx.Node, like: torch.fx.Node) -> torch.fx.Node:
-        """NaN where `mask` holds, else `like`."""
-        return self(aten.where.self, mask, self.scalar(math.nan, like), like)
-
-    def any_nan(self, x: torch.fx.Node, dims: list, keepdim: bool) -> torch.fx.Node:
-        """True where a reduction of `x` over `dims` meets a NaN (as a 0/1 mask reduced with amax)."""
-        nans = self.ones(self(aten.isnan.default, x), x)
-        return self(aten.gt.Scalar, self(aten.amax.default, nans, dims, keepdim), 0)
-
-    def less(self, a, b) -> torch.fx.Node:
-        """a < b for a node and a node or number; false where either is NaN."""
-        if isinstance(b, torch.fx.Node):
-            return self(aten.lt.Tensor, a if isinstance(a, torch.fx.Node) else self.scalar(a, b), b)
-        return self(aten.lt.Scalar, a, b)
-
-
-def _clamped(build: _Builder, x, low, high):
+def _clamped(build: NodeBuilder, x, low, high):
     """clamp as PyTorch computes it: max with `low` first, then min with `high`; NaN and -0.0 pass."""
     if any(isinstance(b, (int, float)) and math.isnan(b) for b in (low, high)):
         return build(aten.where.self, build(aten.isnan.default, x), x, build.scalar(math.nan, x))
@@ -167,7 +111,7 @@ def _clamp_bounds(node, name):
             args[2] if len(node.args) > 2 else node.kwargs.get("max"))
 
 
-def _reduction(build: _Builder, node, name, x):
+def _reduction(build: NodeBuilder, node, name, x):
     if name in ("aten.max.default", "aten.min.default"):
         dims, keepdim = list(range(_value(x).dim())), False
     else:
@@ -183,7 +127,7 @@ def _reduction(build: _Builder, node, name, x):
     return build.nan_where(build.any_nan(x, dims, keepdim), fixed)
 
 
-def _divided(build: _Builder, target, x, divisor):
+def _divided(build: NodeBuilder, target, x, divisor):
     """x / divisor with a subnormal divisor made normal first (scaled by 2**64, the quotient too).
 
     OpenVINO multiplies by the reciprocal, and 1 / 1e-40 overflows. Scaling by a
@@ -196,7 +140,7 @@ def _divided(build: _Builder, target, x, divisor):
     return build(aten.mul.Tensor, quotient, scale)
 
 
-def _std(build: _Builder, variance, x):
+def _std(build: NodeBuilder, variance, x):
     """sqrt(var(x)) = 2**k * sqrt(var(x * 2**-k)), 2**k near the largest |x| reduced (1 where that
     is 0, inf or NaN): scaling by a power of two is exact, and the squares of x * 2**-k cannot
     overflow. OpenVINO's pow(2, k) is exact for integer k in [-126, 126] (measured, both releases)."""
@@ -216,7 +160,7 @@ def _std(build: _Builder, variance, x):
     return build(aten.mul.Tensor, build(aten.sqrt.default, scaled), scale)
 
 
-def _erf(build: _Builder, node, x):
+def _erf(build: NodeBuilder, node, x):
     """erf(x), below |x| = 0.1 from its series 2/sqrt(pi) (x - x**3/3 + x**5/10): the next
     term, x**7/42, is 2.4e-9 of it there; -0.0 and subnormals pass."""
     square = build(aten.mul.Tensor, x, x)
@@ -227,7 +171,7 @@ def _erf(build: _Builder, node, x):
     return build(aten.where.self, small, series, node)
 
 
-def _log1p(build: _Builder, x):
+def _log1p(build: NodeBuilder, x):
     """log1p(x) = log(u) * x / (u - 1) with u = 1 + x, and x itself where u is 1 (Goldberg's
     formula: exact to a few ulps, -0.0 and tiny x kept); inf stays inf."""
     u = build(aten.add.Tensor, x, build.scalar(1.0, x))
@@ -238,7 +182,7 @@ def _log1p(build: _Builder, x):
     return build(aten.where.self, build(aten.eq.Scalar, x, math.inf), x, result)
 
 
-def _pool_weights(build: _Builder, condition, x, spatial: int, negate: bool = False):
+def _pool_weights(build: NodeBuilder, condition, x, spatial: int, negate: bool = False):
     """1 + p / (P + 1) (P elements per channel, p the element's flat index) where `condition`
     holds, else 0, in float32: distinct values whose max in a window is the last such element
     (with `negate`: minus those, whose max is the first).
@@ -275,7 +219,7 @@ def _may_hold_minus_inf(x: torch.fx.Node) -> bool:
     return not (x.op == "call_function" and op_name(x.target) in _NO_MINUS_INF)
 
 
-def _max_pool(build: _Builder, node, name, x, values, indices):
+def _max_pool(build: NodeBuilder, node, name, x, values, indices):
     """Values and indices of a max pool as PyTorch's: NaN (the last one's index) in a window
     holding NaN, -inf (the first one's index) in a window of only -inf.
 
@@ -283,7 +227,7 @@ def _max_pool(build: _Builder, node, name, x, values, indices):
     windows of only -inf are looked for only where the input may hold -inf (not after a ReLU or a
     clamp from below, the common conv, ReLU, pool).
     """
-    spatial = 2 if name == "aten.max_pool2d_with_indices.default" else 3
+    spatial = _POOLS[name]
     if indices is None:
         nan_mask = build(aten._to_copy.default, build(aten.isnan.default, x), dtype=torch.float32)
     else:
@@ -307,7 +251,7 @@ def _max_pool(build: _Builder, node, name, x, values, indices):
     return new_values, new_indices
 
 
-def _sort(build: _Builder, node, x, values, indices):
+def _sort(build: NodeBuilder, node, x, values, indices):
     """sort with NaN as PyTorch orders it: after +inf (before it descending).
 
     OpenVINO sorts ``where(isnan, inf, x)`` right; NaN and +inf then tie, so the
@@ -377,7 +321,7 @@ def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node, name: str, constants: f
 
     x = node.args[0]
     users = list(node.users)
-    build = _Builder(graph, node)
+    build = NodeBuilder(graph, node)
     erase = False
     if name in _GREATER:
         other = node.args[1]
@@ -450,7 +394,7 @@ def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node, name: str, constants: f
         if all(g is None for g in getitems) or (name == "aten.sort.default" and _value(x).dim() == 0):
             return False
         old_users = [list(g.users) if g is not None else [] for g in getitems]
-        build = _Builder(graph, max((g for g in getitems if g is not None), key=_order(graph)))
+        build = NodeBuilder(graph, max((g for g in getitems if g is not None), key=_order(graph)))
         fixed = (_max_pool(build, node, name, x, *getitems) if name in _POOLS
                  else _sort(build, node, x, *getitems))
         for getitem, new, getitem_users in zip(getitems, fixed, old_users):
@@ -511,7 +455,7 @@ def zero_rows_without_keys(program: torch.export.ExportedProgram) -> int:
         if not isinstance(mask, torch.fx.Node):
             continue
         users = list(node.users)
-        build = _Builder(program.graph, node)
+        build = NodeBuilder(program.graph, node)
         allowed = mask if _value(mask).dtype == torch.bool else build(aten.ne.Scalar, mask, -math.inf)
         any_allowed = build(aten.gt.Scalar, build(aten.amax.default, build.ones(allowed, node), [-1], True), 0)
         result = build(aten.where.self, any_allowed, node, build.scalar(0.0, node))
