@@ -18,7 +18,7 @@ import torch
 from ..processed_blob import INDEX_CHECK_PREFIX, LOWERED_WITH_KEY, STATE_CHECK_MARK, OpenVINOIr
 from . import model_state
 from .ops import TORCH_TO_OPENVINO
-from .passes import index_checks, returned_copies, run_before_conversion
+from .passes import embedding_bags, index_checks, returned_copies, run_before_conversion
 
 
 class ConversionError(RuntimeError):
@@ -167,6 +167,7 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
     run_before_conversion(program, propagate_nans=propagate_nans)
     positions = returned_copies.return_copy_sources(program)
     checks = index_checks.add_index_checks(program, input_ranges)
+    embedding_bags.add_spare_bag(program)  # after the checks, which read the user's indices and offsets
     try:
         model = ov.convert_model(program)
     except Exception as exc:  # OpenVINO raises several exception types

@@ -44,6 +44,7 @@ from ..input_spec import finite_bound
 from .integer_ranges import FLOAT32_EXACT, within
 from .kept_operations import kept_names
 from .ops import CASTS, DIM_ORDER_OPS, TORCH_TO_OPENVINO, is_bare_copy, op_name, tensors_of
+from .passes import embedding_bags
 from .passes.avg_pool_padding import AVG_POOLS
 from .passes.index_checks import cannot_check
 from .passes.avg_pool_padding import can_delegate as can_delegate_avg_pool
@@ -102,7 +103,12 @@ RANGE_EXACT = INT32_EXACT | frozenset({
     "aten.clamp.default", "aten.add.Scalar", "aten.sub.Scalar", "aten.mul.Scalar",
 })
 # Ops that read integer indices to pick floats.
-INDEX_CONSUMERS = frozenset({"aten.embedding.default"})
+INDEX_CONSUMERS = frozenset({"aten.embedding.default", "aten._embedding_bag.default"})
+# ExecuTorch 1.5.1 has no kernel for embedding bags. OpenVINO's frontend converts the sum and mean modes
+# (EmbeddingBagOffsets, EmbeddingBagPacked) and returns only the bags, not the int64 side results; it ignores
+# padding_idx, which changes the bags in PyTorch (passes/embedding_bags.refusal). Indices and offsets are
+# checked (passes/index_checks.py).
+EMBEDDING_BAG = "aten._embedding_bag.default"
 # Writes at integer indices (a static KV cache's update): values are moved, the indices checked like a
 # lookup's (passes/index_checks.py). Summing writes (accumulate=True) and bool masks stay on ExecuTorch.
 INDEX_WRITES = frozenset({"aten.index_put.default"})
@@ -465,6 +471,8 @@ class OpenVINOOperatorSupport(OperatorSupportBase):
             return "an index narrower than its input along another dimension, which OpenVINO cannot convert"
         if cannot_check(node):
             return "indexes a dimension of symbolic size, or with no indices: the index check cannot be made"
+        if name == EMBEDDING_BAG and (reason := embedding_bags.refusal(node)):
+            return reason
         if name in INDEX_WRITES and not _plain_index_write(node):
             return "accumulates, takes a bool mask, other slices or another dtype than its destination"
 

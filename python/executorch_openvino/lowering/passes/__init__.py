@@ -21,7 +21,7 @@ from collections.abc import Callable
 import torch
 
 from . import (adaptive_max_pools, arange_dtypes, aten_spelling, avg_pool_padding, bool_casts, constant_cumsums,
-               integer_remainders, kept_result_copies, medians, nan_propagation, per_channel_dequantize,
+               embedding_bags, integer_remainders, kept_result_copies, medians, nan_propagation, per_channel_dequantize,
                returned_inputs, round_decimals, zero_dim_integer_dtypes)
 
 
@@ -41,6 +41,7 @@ def run_before_decomposition(program: torch.export.ExportedProgram, *, exact: bo
     # Operations ExecuTorch has no kernel for and to_edge refuses, in operations it has and OpenVINO converts.
     medians.write_out_medians(program)
     adaptive_max_pools.write_out_adaptive_max_pools(program)
+    embedding_bags.call_embedding_bag_directly(program)
     round_decimals.write_out_round_decimals(program)
     return kept_result_copies.copy_kept_results(program, kept_filter(program))
 

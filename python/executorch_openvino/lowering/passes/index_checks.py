@@ -3,7 +3,7 @@
 OpenVINO's ``Gather`` returns zeros for an index past the end and wraps a
 negative one (2026.4.1, CPU): ``Embedding(10, 4)`` returned a row of zeros for
 index 12 and the last row for -1, where eager PyTorch raises ``IndexError`` and
-ExecuTorch's own kernels fail the call. So each ``embedding``, ``index_select``
+ExecuTorch's own kernels fail the call. So each ``embedding``, ``_embedding_bag``, ``index_select``
 and tensor ``index`` of a partition gets a check (``gather`` needs none: OpenVINO
 fails the inference itself for an index outside ``[-n, n)``), computed by OpenVINO in the
 same inference: a 0-d bool that is true when any index is out of range,
@@ -73,6 +73,45 @@ def cannot_check(node: torch.fx.Node) -> bool:
     return False
 
 
+def _embedding_bag_checks(graph: torch.fx.Graph, node: torch.fx.Node) -> list:
+    """(check, message) pairs for an embedding bag's indices and offsets, where eager raises: indices outside
+    the weight's rows, offsets outside 0..number of indices, a first offset other than 0, offsets that
+    decrease. OpenVINO fails the
+    inference itself for indices and offsets out of range and for decreasing offsets (2026.4.1), in words that
+    do not say which input was wrong, and computes bags from a first offset above 0: so the bags are computed
+    from indices and offsets made valid, and the checks' messages are the ones the call fails with."""
+    indices, offsets = node.args[1], node.args[2] if len(node.args) > 2 else None
+    rows = node.args[0].meta["val"].shape[0]
+    where = f"{op_name(node.target)} '{node.name}'"
+    found = []
+    with graph.inserting_before(node):
+        outside = add_call(graph, aten.bitwise_or.Tensor, add_call(graph, aten.lt.Scalar, indices, 0),
+                           add_call(graph, aten.ge.Scalar, indices, rows))
+        found.append((add_call(graph, aten.any.default, outside), f"{where} was given an index outside 0..{rows - 1}"))
+        safe_indices = add_call(graph, aten.where.self, outside, add_call(graph, aten.zeros_like.default, indices),
+                                indices)
+        node.replace_input_with(indices, safe_indices)
+        count = indices.meta["val"].shape[0] if indices.meta["val"].dim() == 1 else None
+        if isinstance(offsets, torch.fx.Node) and isinstance(count, int):
+            past = add_call(graph, aten.any.default, add_call(
+                graph, aten.bitwise_or.Tensor, add_call(graph, aten.lt.Scalar, offsets, 0),
+                add_call(graph, aten.gt.Scalar, offsets, count)))
+            first = add_call(graph, aten.any.default, add_call(
+                graph, aten.ne.Scalar, add_call(graph, aten.slice.Tensor, offsets, 0, 0, 1), 0))
+            falling = add_call(graph, aten.any.default, add_call(
+                graph, aten.lt.Tensor, add_call(graph, aten.slice.Tensor, offsets, 0, 1, 2**62),
+                add_call(graph, aten.slice.Tensor, offsets, 0, 0, -1)))
+            found += [(past, f"{where} was given an offset outside 0..{count} (the number of indices)"),
+                      (first, f"{where} was given a first offset other than 0"),
+                      (falling, f"{where} was given offsets that decrease")]
+            # Any of these: every bag empty, which OpenVINO computes (the call fails with the message anyway).
+            wrong = add_call(graph, aten.bitwise_or.Tensor, add_call(graph, aten.bitwise_or.Tensor, past, first),
+                             falling)
+            node.replace_input_with(offsets, add_call(graph, aten.where.self, wrong,
+                                                      add_call(graph, aten.zeros_like.default, offsets), offsets))
+    return found
+
+
 def _make_non_negative(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
     """Rewrites the tensor indices of the ``aten.index.Tensor`` `node` as ``where(i < 0, i + n, i)``."""
     table, indices, dim = node.args[0].meta["val"], list(node.args[1]), 0
@@ -122,6 +161,10 @@ def add_index_checks(program: torch.export.ExportedProgram, input_ranges: tuple 
                 checks.append(add_call(graph, aten.any.default, outside))
             # No commas: OpenVINO's IR separates tensor names with them.
             messages.append(f"{op_name(node.target)} '{node.name}' was given an index outside {lowest}..{size - 1}")
+        if op_name(node.target) == "aten._embedding_bag.default":
+            for check, message in _embedding_bag_checks(graph, node):
+                checks.append(check)
+                messages.append(message)
     for node in list(graph.nodes):
         name = op_name(node.target) if node.op == "call_function" else ""
         if ((name == "aten.index.Tensor" and sum(isinstance(i, torch.fx.Node) for i in node.args[1]) > 1)

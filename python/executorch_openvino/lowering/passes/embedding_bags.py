@@ -1,0 +1,111 @@
+"""``embedding_bag`` as ``_embedding_bag``, the core ATen operator the partitioner takes.
+
+``torch.export`` records ``aten.embedding_bag.padding_idx``, which ExecuTorch's
+decomposition turns into ``_embedding_bag`` when the weight requires a gradient
+(a module's parameter) and into ``_embedding_bag_forward_only`` otherwise (a
+weight passed as an input, or a buffer): an operator outside core ATen that
+``to_edge`` refuses. Both compute the same four results (the second only skips
+what a backward pass would reuse), so on the ATen program, before ExecuTorch's
+decomposition, each call becomes ``_embedding_bag`` with the same arguments
+(``padding_idx=None`` spelled -1, as the composite operator does).
+
+ExecuTorch 1.5.1 has no kernel for either: only calls the partitioner takes
+(:func:`refusal`: sum and mean modes, no ``padding_idx``, no
+``include_last_offset``, bags only) are rewritten; the others stay as they were
+and fail as before.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import torch
+
+from ..ops import NodeBuilder, op_name
+
+aten = torch.ops.aten
+
+_CALLS = ("aten.embedding_bag.padding_idx", "aten.embedding_bag.default", "aten._embedding_bag_forward_only.default")
+
+
+_NAMES = ("weight", "indices", "offsets", "scale_grad_by_freq", "mode", "sparse", "per_sample_weights",
+          "include_last_offset", "padding_idx")
+_DEFAULTS = (None, None, None, False, 0, False, None, False, -1)
+
+
+def arguments(node: torch.fx.Node) -> list:
+    """The nine arguments of an embedding bag call, defaults filled in, ``padding_idx=None`` as -1."""
+    values = list(node.args) + [node.kwargs.get(n, d) for n, d in zip(_NAMES[len(node.args):],
+                                                                      _DEFAULTS[len(node.args):])]
+    return values[:8] + [-1 if values[8] is None else values[8]]
+
+
+def refusal(node: torch.fx.Node) -> str | None:
+    """Why the partitioner leaves an embedding bag call to ExecuTorch, which has no kernel for it, or None."""
+    args = arguments(node)
+    if args[4] not in (0, 1):
+        return "an embedding bag in max mode, which OpenVINO's converter does not take"
+    if args[8] != -1:
+        return "an embedding bag with padding_idx, which OpenVINO's converter ignores"
+    if args[7]:
+        return "an embedding bag with include_last_offset, which OpenVINO's converter refuses"
+    if any(u.target is not operator.getitem or (u.args[1] != 0 and u.users) for u in node.users):
+        return "an embedding bag whose int64 side results are used, which OpenVINO does not compute"
+    return None
+
+
+def call_embedding_bag_directly(program: torch.export.ExportedProgram) -> int:
+    """Retargets each embedding bag call of `program`'s graph that the partitioner takes (:func:`refusal`) to
+    ``_embedding_bag``, in place; returns how many. The others stay as they were, and fail to lower as before."""
+    changed = 0
+    for node in program.graph.nodes:
+        if node.op != "call_function" or op_name(node.target) not in _CALLS or refusal(node):
+            continue
+        node.target, node.args, node.kwargs = aten._embedding_bag.default, tuple(arguments(node)), {}
+        changed += 1
+    if changed:
+        program.graph.lint()
+        program.graph_module.recompile()
+    return changed
+
+
+def add_spare_bag(program: torch.export.ExportedProgram) -> int:
+    """Gives each embedding bag with offsets over a static number of indices n one more index and one more bag
+    starting at n, whose row is then dropped; returns how many it changed (a partition, before conversion, after
+    its index checks). OpenVINO's EmbeddingBagOffsets refuses an offset equal to the number of indices
+    ("Offset value exceeds indices size", 2026.4.1), which PyTorch takes as an empty bag at the end
+    (``offsets=[0, 8, 8]`` over 8 indices): with the spare index every such offset is below the count, and every
+    real bag keeps its elements."""
+    graph = program.graph
+    changed = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or op_name(node.target) != "aten._embedding_bag.default":
+            continue
+        args = list(node.args)
+        indices, offsets = args[1], args[2] if len(args) > 2 else None
+        count = indices.meta["val"].shape[0] if indices.meta["val"].dim() == 1 else None
+        bags = [u for u in node.users if u.target is operator.getitem and u.args[1] == 0]
+        if not isinstance(offsets, torch.fx.Node) or not isinstance(count, int) or len(bags) != 1:
+            continue
+        build = NodeBuilder(graph, node.prev)
+        dtype = indices.meta["val"].dtype
+        args[1] = build(aten.cat.default, [indices, build(aten.full.default, [1], 0, dtype=dtype)])
+        args[2] = build(aten.cat.default, [offsets, build(aten.full.default, [1], count,
+                                                            dtype=offsets.meta["val"].dtype)])
+        if len(args) > 6 and isinstance(args[6], torch.fx.Node):  # per_sample_weights: one for the spare index
+            spare = build(aten.zeros.default, [1], dtype=args[6].meta["val"].dtype)
+            args[6] = build(aten.cat.default, [args[6], spare])
+        node.args = tuple(args)
+        node.meta["val"] = node.target(*torch.fx.node.map_arg(node.args, lambda n: n.meta["val"]))
+        bag = bags[0]
+        bag.meta["val"] = node.meta["val"][0]
+        users = list(bag.users)
+        build = NodeBuilder(graph, bag)
+        trimmed = build(aten.slice.Tensor, bag, 0, 0, -1)
+        for user in users:
+            user.replace_input_with(bag, trimmed)
+        changed += 1
+    if changed:
+        graph.lint()
+        program.graph_module.recompile()
+    return changed

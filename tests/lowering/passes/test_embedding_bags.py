@@ -1,0 +1,86 @@
+"""passes/embedding_bags.py and the embedding bag's checks (passes/index_checks.py): embedding bags, which ExecuTorch has
+no kernel for, run on OpenVINO as eager computes them, and refuse what eager refuses with a message naming it."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import executorch_openvino as exov
+from exov_testing.programs import Fn, assert_matches_eager, eager, lower, run
+
+F = torch.nn.functional
+INDICES = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9])
+OFFSETS = torch.tensor([0, 4, 4])  # the second bag is empty
+
+
+def _bags(weight, indices, offsets, per_sample, square):
+    return (F.embedding_bag(indices, weight, offsets, mode="sum"),
+            F.embedding_bag(indices, weight, offsets, mode="mean"),
+            F.embedding_bag(indices, weight, offsets, mode="sum", per_sample_weights=per_sample),
+            F.embedding_bag(square, weight, mode="mean"),  # 2-D indices: bags of equal size, no offsets
+            F.embedding_bag(indices.int(), weight, offsets.int(), mode="sum"))
+
+
+class Module(torch.nn.Module):
+    """nn.EmbeddingBag: a parameter as weight (ExecuTorch's decomposition then gives _embedding_bag itself)."""
+
+    def __init__(self):
+        super().__init__()
+        self.bag = torch.nn.EmbeddingBag(10, 4, mode="mean")
+
+    def forward(self, indices, offsets):
+        return self.bag(indices, offsets) * 2
+
+
+@pytest.mark.older_openvino
+def test_embedding_bags_match_eager_in_every_supported_form(tmp_path):
+    inputs = (torch.randn(10, 3), INDICES, OFFSETS, torch.rand(8), INDICES.view(2, 4))
+    pte, summary = lower(Fn(_bags), inputs)
+    assert summary.delegated == summary.total, summary
+    assert_matches_eager(run(pte, inputs), eager(Fn(_bags), inputs))
+    module = Module().eval()
+    pte, summary = lower(module, (INDICES, OFFSETS))
+    assert summary.delegated == summary.total, summary
+    path = tmp_path / "bag.pte"
+    path.write_bytes(pte)
+    method = exov.load_method(path)
+    for offsets in (OFFSETS, torch.tensor([0, 1, 7]), torch.tensor([0, 8, 8])):  # several calls, other bags
+        assert_matches_eager(list(method.execute([INDICES, offsets])), eager(module, (INDICES, offsets)))
+
+
+def _sum_bag(weight, indices, offsets):
+    return F.embedding_bag(indices, weight, offsets, mode="sum")
+
+
+@pytest.fixture(scope="module")
+def sum_bag_method():
+    pte, _ = lower(Fn(_sum_bag), (torch.randn(10, 3), INDICES, OFFSETS))
+    return exov.load_method(pte)
+
+
+@pytest.mark.parametrize("indices,offsets,message", [
+    ([1, 2, 4, 5, 4, 3, 2, 12], [0, 4, 4], "an index outside 0..9"),
+    ([1, 2, 4, 5, 4, 3, 2, -1], [0, 4, 4], "an index outside 0..9"),
+    ([1] * 8, [0, 4, 9], "an offset outside 0..8"),
+    ([1] * 8, [1, 4, 4], "a first offset other than 0"),  # OpenVINO alone computed bags from it
+    ([1] * 8, [0, 5, 3], "offsets that decrease"),
+])
+def test_what_eager_refuses_fails_the_call_with_a_message_naming_it(sum_bag_method, indices, offsets, message):
+    weight = torch.randn(10, 3)
+    with pytest.raises((RuntimeError, IndexError)):  # eager refuses each
+        _sum_bag(weight, torch.tensor(indices), torch.tensor(offsets))
+    with pytest.raises(RuntimeError, match=message):
+        sum_bag_method.execute([weight, torch.tensor(indices), torch.tensor(offsets)])
+    # The method still works afterwards.
+    assert_matches_eager(list(sum_bag_method.execute([weight, INDICES, OFFSETS])),
+                         eager(Fn(_sum_bag), (weight, INDICES, OFFSETS)))
+
+
+@pytest.mark.parametrize("kwargs", [{"mode": "max"}, {"mode": "sum", "padding_idx": 2},
+                                    {"mode": "sum", "include_last_offset": True}])
+def test_forms_openvino_does_not_compute_still_fail_to_lower(kwargs):
+    # As without this package: to_edge refuses _embedding_bag_forward_only, which ExecuTorch cannot run.
+    offsets = torch.tensor([0, 4, 8]) if kwargs.get("include_last_offset") else OFFSETS
+    with pytest.raises(Exception, match="embedding_bag"):
+        exov.lower(Fn(lambda w, i, o: F.embedding_bag(i, w, o, **kwargs)), (torch.randn(10, 3), INDICES, offsets))
