@@ -14,12 +14,14 @@ INDICES = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9])
 OFFSETS = torch.tensor([0, 4, 4])  # the second bag is empty
 
 
-def _bags(weight, indices, offsets, per_sample, square):
+def _bags(weight, indices, offsets, per_sample, square, last_offsets):
     return (F.embedding_bag(indices, weight, offsets, mode="sum"),
             F.embedding_bag(indices, weight, offsets, mode="mean"),
             F.embedding_bag(indices, weight, offsets, mode="sum", per_sample_weights=per_sample),
             F.embedding_bag(square, weight, mode="mean"),  # 2-D indices: bags of equal size, no offsets
-            F.embedding_bag(indices.int(), weight, offsets.int(), mode="sum"))
+            F.embedding_bag(indices.int(), weight, offsets.int(), mode="sum"),
+            # CSR offsets: 3 bags, the last offset is the number of indices
+            F.embedding_bag(indices, weight, last_offsets, mode="mean", include_last_offset=True))
 
 
 class Module(torch.nn.Module):
@@ -35,7 +37,7 @@ class Module(torch.nn.Module):
 
 @pytest.mark.older_openvino
 def test_embedding_bags_match_eager_in_every_supported_form(tmp_path):
-    inputs = (torch.randn(10, 3), INDICES, OFFSETS, torch.rand(8), INDICES.view(2, 4))
+    inputs = (torch.randn(10, 3), INDICES, OFFSETS, torch.rand(8), INDICES.view(2, 4), torch.tensor([0, 4, 6, 8]))
     pte, summary = lower(Fn(_bags), inputs)
     assert summary.delegated == summary.total, summary
     assert_matches_eager(run(pte, inputs), eager(Fn(_bags), inputs))
@@ -77,10 +79,21 @@ def test_what_eager_refuses_fails_the_call_with_a_message_naming_it(sum_bag_meth
                          eager(Fn(_sum_bag), (weight, INDICES, OFFSETS)))
 
 
-@pytest.mark.parametrize("kwargs", [{"mode": "max"}, {"mode": "sum", "padding_idx": 2},
-                                    {"mode": "sum", "include_last_offset": True}])
+@pytest.mark.parametrize("kwargs", [{"mode": "max"}, {"mode": "sum", "padding_idx": 2}])
 def test_forms_openvino_does_not_compute_still_fail_to_lower(kwargs):
     # As without this package: to_edge refuses _embedding_bag_forward_only, which ExecuTorch cannot run.
-    offsets = torch.tensor([0, 4, 8]) if kwargs.get("include_last_offset") else OFFSETS
     with pytest.raises(Exception, match="embedding_bag"):
-        exov.lower(Fn(lambda w, i, o: F.embedding_bag(i, w, o, **kwargs)), (torch.randn(10, 3), INDICES, offsets))
+        exov.lower(Fn(lambda w, i, o: F.embedding_bag(i, w, o, **kwargs)), (torch.randn(10, 3), INDICES, OFFSETS))
+
+
+def test_include_last_offset_takes_csr_offsets_only():
+    # Eager returns a mean of [4, 6) divided by 4 for offsets [0, 4, 6] over 8 indices; CSR's last offset is the
+    # number of indices (PyTorch's documentation), so the call fails with a message instead of another answer.
+    module = Fn(lambda w, i, o: F.embedding_bag(i, w, o, mode="mean", include_last_offset=True))
+    weight = torch.randn(10, 3)
+    pte, _ = lower(module, (weight, INDICES, torch.tensor([0, 4, 8])))
+    method = exov.load_method(pte)
+    with pytest.raises(RuntimeError, match="a last offset other than 8"):
+        method.execute([weight, INDICES, torch.tensor([0, 4, 6])])
+    offsets = torch.tensor([0, 3, 8])
+    assert_matches_eager(list(method.execute([weight, INDICES, offsets])), eager(module, (weight, INDICES, offsets)))

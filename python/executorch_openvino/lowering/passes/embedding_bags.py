@@ -10,8 +10,7 @@ decomposition, each call becomes ``_embedding_bag`` with the same arguments
 (``padding_idx=None`` spelled -1, as the composite operator does).
 
 ExecuTorch 1.5.1 has no kernel for either: only calls the partitioner takes
-(:func:`refusal`: sum and mean modes, no ``padding_idx``, no
-``include_last_offset``, bags only) are rewritten; the others stay as they were
+(:func:`refusal`: sum and mean modes, no ``padding_idx``, bags only) are rewritten; the others stay as they were
 and fail as before.
 """
 
@@ -47,8 +46,11 @@ def refusal(node: torch.fx.Node) -> str | None:
         return "an embedding bag in max mode, which OpenVINO's converter does not take"
     if args[8] != -1:
         return "an embedding bag with padding_idx, which OpenVINO's converter ignores"
-    if args[7]:
-        return "an embedding bag with include_last_offset, which OpenVINO's converter refuses"
+    indices = args[1].meta.get("val") if isinstance(args[1], torch.fx.Node) else None
+    if args[7] and not (isinstance(args[2], torch.fx.Node) and isinstance(indices, torch.Tensor)
+                        and indices.dim() == 1 and isinstance(indices.shape[0], int)):
+        # OpenVINO's converter refuses include_last_offset: add_spare_bag computes it, for a static count.
+        return "an embedding bag with include_last_offset over a dynamic number of indices"
     if any(u.target is not operator.getitem or (u.args[1] != 0 and u.users) for u in node.users):
         return "an embedding bag whose int64 side results are used, which OpenVINO does not compute"
     return None
@@ -75,7 +77,8 @@ def add_spare_bag(program: torch.export.ExportedProgram) -> int:
     its index checks). OpenVINO's EmbeddingBagOffsets refuses an offset equal to the number of indices
     ("Offset value exceeds indices size", 2026.4.1), which PyTorch takes as an empty bag at the end
     (``offsets=[0, 8, 8]`` over 8 indices): with the spare index every such offset is below the count, and every
-    real bag keeps its elements."""
+    real bag keeps its elements. The same computes ``include_last_offset=True``, which OpenVINO's converter
+    refuses: there the last offset starts the spare bag (PyTorch ignores the indices from it on)."""
     graph = program.graph
     changed = 0
     for node in list(graph.nodes):
@@ -90,8 +93,11 @@ def add_spare_bag(program: torch.export.ExportedProgram) -> int:
         build = NodeBuilder(graph, node.prev)
         dtype = indices.meta["val"].dtype
         args[1] = build(aten.cat.default, [indices, build(aten.full.default, [1], 0, dtype=dtype)])
-        args[2] = build(aten.cat.default, [offsets, build(aten.full.default, [1], count,
-                                                            dtype=offsets.meta["val"].dtype)])
+        if len(args) > 7 and args[7]:  # include_last_offset: the last offset already starts the spare bag
+            args[7] = False
+        else:
+            args[2] = build(aten.cat.default, [offsets, build(aten.full.default, [1], count,
+                                                                dtype=offsets.meta["val"].dtype)])
         if len(args) > 6 and isinstance(args[6], torch.fx.Node):  # per_sample_weights: one for the spare index
             spare = build(aten.zeros.default, [1], dtype=args[6].meta["val"].dtype)
             args[6] = build(aten.cat.default, [args[6], spare])
