@@ -68,6 +68,11 @@ EXOV_FLOW = suite_flow.TestFlow(
     # ExecuTorch's CPU kernels. With is_delegated=True the suite reports those
     # as passed without running them; False runs and compares every program.
     is_delegated=False,
+    # These return torch.median(x, dim) itself: ExecuTorch cannot write the torch.return_types.median named tuple
+    # into the program ("No registered serialization name"), with any backend. They run (strict xfail), so one
+    # that starts passing is reported; the values-only median tests and tests/lowering/passes/test_medians.py
+    # (which returns a tuple) check the delegate's medians and indices against eager.
+    xfail_patterns=["test_median_with_indices", "test_median_keepdim_with_indices"],
 )
 
 
