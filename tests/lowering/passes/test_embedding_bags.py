@@ -86,11 +86,15 @@ def test_forms_openvino_does_not_compute_still_fail_to_lower(kwargs):
         exov.lower(Fn(lambda w, i, o: F.embedding_bag(i, w, o, **kwargs)), (torch.randn(10, 3), INDICES, OFFSETS))
 
 
-def test_include_last_offset_takes_csr_offsets_only():
-    # Eager returns a mean of [4, 6) divided by 4 for offsets [0, 4, 6] over 8 indices; CSR's last offset is the
-    # number of indices (PyTorch's documentation), so the call fails with a message instead of another answer.
-    module = Fn(lambda w, i, o: F.embedding_bag(i, w, o, mode="mean", include_last_offset=True))
-    weight = torch.randn(10, 3)
+def test_include_last_offset_in_mean_mode_takes_csr_offsets_only():
+    # Eager divides the sum of [4, 6) by 4 for offsets [0, 4, 6] over 8 indices in mean mode; CSR's last offset is
+    # the number of indices (PyTorch's documentation), so the call fails with a message instead of another answer.
+    # In sum mode a shorter last offset only ends the last bag, as in eager.
+    def bags(w, i, o):
+        return (F.embedding_bag(i, w, o, mode="mean", include_last_offset=True),
+                F.embedding_bag(i, w, o * 0 + torch.tensor([0, 4, 6]), mode="sum", include_last_offset=True))
+
+    module, weight = Fn(bags), torch.randn(10, 3)
     pte, _ = lower(module, (weight, INDICES, torch.tensor([0, 4, 8])))
     method = exov.load_method(pte)
     with pytest.raises(RuntimeError, match="a last offset other than 8"):

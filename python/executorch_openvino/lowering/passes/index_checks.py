@@ -107,13 +107,14 @@ def _embedding_bag_checks(graph: torch.fx.Graph, node: torch.fx.Node) -> list:
             # Any of these: every bag empty, which OpenVINO computes (the call fails with the message anyway).
             wrong = add_call(graph, aten.bitwise_or.Tensor, add_call(graph, aten.bitwise_or.Tensor, past, first),
                              falling)
-            if len(node.args) > 7 and node.args[7]:
-                # include_last_offset: CSR offsets, whose last is the number of indices (PyTorch's documentation).
-                # Eager computes other last offsets inconsistently (a mean of [4, 6) divided by 4 of 8 indices).
+            if len(node.args) > 7 and node.args[7] and node.args[4] == 1:
+                # include_last_offset in mean mode: CSR offsets, whose last is the number of indices (PyTorch's
+                # documentation). Eager divides another last bag's sum by the indices from its start to the end
+                # (offsets [0, 4, 6] over 8: the sum of [4, 6) divided by 4); sums are the bags' either way.
                 short = add_call(graph, aten.any.default, add_call(
                     graph, aten.ne.Scalar, add_call(graph, aten.slice.Tensor, offsets, 0, -1, 2**62), count))
                 found.append((short, f"{where} was given a last offset other than {count} (the number of indices: "
-                                     "include_last_offset=True)"))
+                                     "include_last_offset=True in mean mode)"))
             node.replace_input_with(offsets, add_call(graph, aten.where.self, wrong,
                                                       add_call(graph, aten.zeros_like.default, offsets), offsets))
     return found
