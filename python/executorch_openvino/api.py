@@ -138,6 +138,7 @@ def lower_exported(exported, partitioner: OpenVINOPartitioner, *, plan_inputs: b
     memory planning (what :func:`lower` does for dynamic shapes). Modifies
     ``exported`` in place (dtype and constant-folding passes).
     """
+    _refuse_named_tuple_outputs(exported)
     with quiet_dependencies():
         from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
         from executorch.exir.passes import MemoryPlanningPass
@@ -164,6 +165,22 @@ def lower_exported(exported, partitioner: OpenVINOPartitioner, *, plan_inputs: b
         if not plan_inputs:
             run_before_emission(edge.exported_program())
         return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=planning))
+
+
+def _refuse_named_tuple_outputs(exported) -> None:
+    """ExecuTorch 1.5.1 cannot write a ``torch.return_types`` result (``torch.max(x, 1)``, ``torch.median(x, 0)``,
+    ``torch.sort``...) into a program's output structure: ``to_executorch`` fails at the end of lowering with
+    "No registered serialization name" (torch 2.13, with any backend). Said before lowering, with the fix."""
+    pending = [exported.call_spec.out_spec] if exported.call_spec.out_spec is not None else []
+    while pending:
+        spec = pending.pop()
+        kind = getattr(spec, "type", None)
+        if getattr(kind, "__module__", None) == "torch.return_types":
+            fields = getattr(kind, "_fields", None) or getattr(kind, "__match_args__", ())
+            raise TypeError(f"the module returns torch.return_types.{kind.__name__} (a named tuple of "
+                            f"{', '.join(fields)}), which ExecuTorch cannot write into a program: return "
+                            f"tuple(...) of it instead, e.g. `return tuple(torch.{kind.__name__}(x, 1))`")
+        pending.extend(getattr(spec, "children_specs", []))
 
 
 def _refuse_complex_tensors(exported) -> None:

@@ -206,6 +206,15 @@ def test_complex_tensors_are_refused_at_lowering_with_the_way_around():
         exov.lower(model, (torch.randn(3, 2),))
 
 
+def test_a_named_tuple_result_is_refused_before_lowering_with_the_way_around():
+    # Before: to_executorch failed at the end of lowering, "No registered serialization name for
+    # <class 'torch.return_types.max'>" (ExecuTorch 1.5.1, torch 2.13, with any backend).
+    model = OneInput(lambda x: (x * 2, {"kept": torch.max(x, 1)}))
+    with pytest.raises(TypeError, match=r"returns torch.return_types.max \(a named tuple of values, indices\), "
+                                        r"which ExecuTorch cannot write into a program: return tuple"):
+        exov.lower(model, (torch.randn(3, 2),))
+
+
 @pytest.mark.parametrize("device,suggestion", [("cpu", "'CPU'"), ("Gpu.0", "'GPU.0'"), ("auto:cpu", "'AUTO:CPU'")])
 def test_a_lower_case_device_is_refused_at_lowering(device, suggestion):
     with pytest.raises(ValueError, match=f"compile spec 'device' is '{device}'; OpenVINO device names are upper "
