@@ -472,7 +472,7 @@ class OpenVINOOperatorSupport(OperatorSupportBase):
         if cannot_check(node):
             return "indexes a dimension of symbolic size, or with no indices: the index check cannot be made"
         if name == EMBEDDING_BAG and (reason := embedding_bags.refusal(node)):
-            return reason
+            return f"an embedding bag {reason}"
         if name in INDEX_WRITES and not _plain_index_write(node):
             return "accumulates, takes a bool mask, other slices or another dtype than its destination"
 

@@ -40,19 +40,20 @@ def arguments(node: torch.fx.Node) -> list:
 
 
 def refusal(node: torch.fx.Node) -> str | None:
-    """Why the partitioner leaves an embedding bag call to ExecuTorch, which has no kernel for it, or None."""
+    """Why the partitioner leaves an embedding bag call to ExecuTorch, which has no kernel for it, or None
+    (completing "an embedding bag ...")."""
     args = arguments(node)
     if args[4] not in (0, 1):
-        return "an embedding bag in max mode, which OpenVINO's converter does not take"
+        return "in max mode, which OpenVINO's converter does not take"
     if args[8] != -1:
-        return "an embedding bag with padding_idx, which OpenVINO's converter ignores"
+        return "with padding_idx, which OpenVINO's converter ignores"
     indices = args[1].meta.get("val") if isinstance(args[1], torch.fx.Node) else None
     if args[7] and not (isinstance(args[2], torch.fx.Node) and isinstance(indices, torch.Tensor)
                         and indices.dim() == 1 and isinstance(indices.shape[0], int)):
         # OpenVINO's converter refuses include_last_offset: add_spare_bag computes it, for a static count.
-        return "an embedding bag with include_last_offset over a dynamic number of indices"
+        return "with include_last_offset over a dynamic number of indices"
     if any(u.target is not operator.getitem or (u.args[1] != 0 and u.users) for u in node.users):
-        return "an embedding bag whose int64 side results are used, which OpenVINO does not compute"
+        return "whose int64 side results are used, which OpenVINO does not compute"
     return None
 
 
