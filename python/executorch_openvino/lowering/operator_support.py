@@ -36,6 +36,7 @@ take them (see SYMINT_ARGUMENT_OPS).
 from __future__ import annotations
 
 import functools
+import operator
 
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
@@ -298,6 +299,16 @@ def openvino_supported_ops() -> frozenset:
     return frozenset(OperatorSupport({})._support_dict)
 
 
+_MAX_POOLS_WITH_INDICES = frozenset({"aten.max_pool2d_with_indices.default", "aten.max_pool3d_with_indices.default"})
+
+
+def _bfloat16_indices_used(node: torch.fx.Node) -> bool:
+    """A bfloat16 max pool whose second result (the indices) is read."""
+    source = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
+    return (isinstance(source, torch.Tensor) and source.dtype == torch.bfloat16
+            and any(u.target is operator.getitem and u.args[1] == 1 and u.users for u in node.users))
+
+
 def _plain_index_write(node: torch.fx.Node) -> bool:
     """``index_put`` without accumulation, with integer index tensors only (no bool mask), writing values
     of the destination's dtype: OpenVINO's scatter then moves them as PyTorch does."""
@@ -459,6 +470,9 @@ class OpenVINOOperatorSupport(OperatorSupportBase):
         elif name != "getitem" and f"torch.ops.{name}" not in openvino_supported_ops() and name not in kept_names():
             return "OpenVINO's PyTorch frontend does not convert it"
 
+        if name in _MAX_POOLS_WITH_INDICES and _bfloat16_indices_used(node):
+            return ("a bfloat16 max pool whose indices are used, which OpenVINO's CPU plugin cannot compile "
+                    "(2026.4.1: 'evaluate() is not implemented' at load)")
         if name in AVG_POOLS and not can_delegate_avg_pool(node):
             return "divisor_override, or padding to rewrite with a dynamic size"
         if name in BOOL_SELECTS and any(t.dtype == torch.bool for t in tensors_of(node.meta.get("val"))) and any(

@@ -61,3 +61,12 @@ def test_uneven_windows_with_indices_and_dynamic_sizes_still_fail_to_lower():
     dynamic = {"x": {2: torch.export.Dim("h", min=4, max=32)}}
     with pytest.raises(Exception, match="adaptive_max_pool2d"):
         exov.lower(OneInput(lambda t: F.adaptive_max_pool2d(t, 2)), (torch.randn(1, 2, 8, 8),), dynamic_shapes=dynamic)
+
+
+def test_bfloat16_indices_run_on_executorch_kernels():
+    # OpenVINO 2026.4.1 compiles no bfloat16 max pool returning indices (the program failed at load, 0x23).
+    x = torch.randn(1, 2, 4, 4).bfloat16()
+    module = Fn(lambda t: tuple(F.adaptive_max_pool2d(t, (2, 2), return_indices=True)))
+    pte, summary = lower(module, (x,))
+    assert [n.operator for n in summary.not_delegated] == ["aten.max_pool2d_with_indices.default"], summary
+    _assert_bitwise(run(pte, (x,)), eager(module, (x,)))

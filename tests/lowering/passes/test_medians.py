@@ -44,7 +44,9 @@ def test_median_along_a_dimension_and_of_a_whole_tensor_with_nan_and_infinities(
 
     def medians(t, flat, scalar, special, signed):
         along = [v for d, k in [(1, False), (1, True), (0, False), (-1, True)] for v in torch.median(t, d, keepdim=k)]
-        return (*along, t.median(), flat.median(), scalar.median(), special.median(), signed.median() * 2)
+        # t.t(): a whole-tensor median of a transposed input (it has no flat view)
+        return (*along, t.median(), t.t().median(), flat.median(), scalar.median(), special.median(),
+                signed.median() * 2)
 
     _check(Fn(medians), (x, torch.randn(8), torch.tensor(2.5), torch.tensor([1.0, NAN, -INF]),
                          torch.tensor([[-0.0, 3.0], [-INF, INF]])), numerics)

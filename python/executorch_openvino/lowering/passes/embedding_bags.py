@@ -48,10 +48,10 @@ def refusal(node: torch.fx.Node) -> str | None:
     if args[8] != -1:
         return "with padding_idx, which OpenVINO's converter ignores"
     indices = args[1].meta.get("val") if isinstance(args[1], torch.fx.Node) else None
-    if args[7] and not (isinstance(args[2], torch.fx.Node) and isinstance(indices, torch.Tensor)
-                        and indices.dim() == 1 and isinstance(indices.shape[0], int)):
-        # OpenVINO's converter refuses include_last_offset: add_spare_bag computes it, for a static count.
-        return "with include_last_offset over a dynamic number of indices"
+    if isinstance(indices, torch.Tensor) and indices.dim() == 1 and not isinstance(indices.shape[0], int):
+        # index_checks compares the offsets with the count, and add_spare_bag (which also computes
+        # include_last_offset, refused by OpenVINO's converter) appends it: both need it at lowering.
+        return "over a dynamic number of indices, against which its offsets cannot be checked"
     if any(u.target is not operator.getitem or (u.args[1] != 0 and u.users) for u in node.users):
         return "whose int64 side results are used, which OpenVINO does not compute"
     return None

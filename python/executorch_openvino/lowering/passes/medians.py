@@ -11,7 +11,8 @@ puts among the numbers) never matters, with either numerics setting.
 Between equal values PyTorch's index is whichever of them its selection
 algorithm stops at ("indices are not necessarily the first occurrence", its
 documentation): here it is OpenVINO's sort's, also one whose value is the
-median.
+median. 0.0 and -0.0 are equal values too: where both are at the middle, the
+sign of the median is the one the sort put there (eager's may be the other).
 
 ExecuTorch 1.5.1 has no kernel for ``median`` (its backend test suite skips
 the operator for that reason), and ``to_edge`` refuses it as not core ATen. The
@@ -100,7 +101,8 @@ def write_out_medians(program: torch.export.ExportedProgram) -> int:
             if value.dim() == 0:  # one value: itself
                 median = build(aten.clone.default, x)
             else:
-                median, _ = _median_along(build, build(aten.view.default, x, [value.numel()]), 0, False)
+                # reshape: a transposed or expanded input has no flat view (torch.median(x.t()))
+                median, _ = _median_along(build, build(aten.reshape.default, x, [value.numel()]), 0, False)
             node.replace_all_uses_with(median)
         else:
             dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", -1)

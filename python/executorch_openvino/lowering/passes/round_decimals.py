@@ -10,10 +10,13 @@ bfloat16 inputs, float64 for float64) with ``p = 10**|d|`` in that type, as
 ``d < 0``, rounding half to even; so here, with ``round`` (OpenVINO's ``Round``
 is half to even) and the result cast back to the input's dtype.
 
-The partitioner then judges each op as any other: with ``numerics="exact"`` a
-division whose quotient is rounded next (``d < 0``) stays on ExecuTorch's
-kernels, which divide correctly rounded (``operator_support.DIVISIONS``:
-OpenVINO's CPU plugin multiplies by the reciprocal, 1 ulp off at times).
+For ``d < 0`` the quotient is rounded next, so a quotient 1 ulp off can move the
+result by a whole ``10**-d`` (6500 / 1000 computed as 6.5000005 rounds to 7000,
+eager 6000): it is divided in float64 and cast back, which gives eager's float32
+quotient exactly, and with ``numerics="exact"`` the partitioner leaves the float64
+ops to ExecuTorch's kernels (OpenVINO computes float64 in float32). For ``d > 0``
+the division comes last and is within 1 ulp on OpenVINO (which multiplies by the
+reciprocal, ``operator_support.DIVISIONS``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,16 @@ import torch
 from ..ops import NodeBuilder, op_name
 
 aten = torch.ops.aten
+
+
+def _quotient(build: NodeBuilder, x: torch.fx.Node, divisor: float) -> torch.fx.Node:
+    """x / divisor rounded as eager rounds it in x's dtype: float64 division, then a cast for float32, which gives
+    the correctly rounded float32 quotient (a float64 quotient of two float32 values rounds to it; ExecuTorch 1.5.1's
+    float32 division by a 0-d tensor does not: 6500 / 1000 gave 6.5000005, and its round 7, eager 6)."""
+    dtype = x.meta["val"].dtype
+    wide = x if dtype == torch.float64 else build(aten._to_copy.default, x, dtype=torch.float64)
+    quotient = build(aten.div.Tensor, wide, build(aten.scalar_tensor.default, divisor, dtype=torch.float64))
+    return quotient if dtype == torch.float64 else build(aten._to_copy.default, quotient, dtype=dtype)
 
 
 def write_out_round_decimals(program: torch.export.ExportedProgram) -> int:
@@ -49,8 +62,8 @@ def write_out_round_decimals(program: torch.export.ExportedProgram) -> int:
             scale = build(aten.scalar_tensor.default, power, dtype=math_type)
             if decimals > 0:
                 result = build(aten.div.Tensor, build(aten.round.default, build(aten.mul.Tensor, wide, scale)), scale)
-            else:
-                result = build(aten.mul.Tensor, build(aten.round.default, build(aten.div.Tensor, wide, scale)), scale)
+            else:  # the quotient is rounded next, so it must be eager's to the bit: divided in float64 (below)
+                result = build(aten.mul.Tensor, build(aten.round.default, _quotient(build, wide, power)), scale)
         if dtype != math_type:
             result = build(aten._to_copy.default, result, dtype=dtype)
         node.replace_all_uses_with(result)
