@@ -175,11 +175,12 @@ def _refuse_named_tuple_outputs(exported) -> None:
     while pending:
         spec = pending.pop()
         kind = getattr(spec, "type", None)
-        if getattr(kind, "__module__", None) == "torch.return_types":
-            fields = getattr(kind, "_fields", None) or getattr(kind, "__match_args__", ())
-            raise TypeError(f"the module returns torch.return_types.{kind.__name__} (a named tuple of "
+        if kind is not None and getattr(kind, "__module__", None) == "torch.return_types":
+            name = kind.__name__
+            fields: tuple = getattr(kind, "_fields", None) or getattr(kind, "__match_args__", ())
+            raise TypeError(f"the module returns torch.return_types.{name} (a named tuple of "
                             f"{', '.join(fields)}), which ExecuTorch cannot write into a program: return "
-                            f"tuple(...) of it instead, e.g. `return tuple(torch.{kind.__name__}(x, 1))`")
+                            f"tuple(...) of it instead, e.g. `return tuple(torch.{name}(x, 1))`")
         pending.extend(getattr(spec, "children_specs", []))
 
 
