@@ -177,7 +177,7 @@ def _refuse_named_tuple_outputs(exported) -> None:
         kind = getattr(spec, "type", None)
         if kind is not None and getattr(kind, "__module__", None) == "torch.return_types":
             name = kind.__name__
-            fields: tuple = getattr(kind, "_fields", None) or getattr(kind, "__match_args__", ())
+            fields = tuple(getattr(kind, "_fields", None) or getattr(kind, "__match_args__", None) or ())
             raise TypeError(f"the module returns torch.return_types.{name} (a named tuple of "
                             f"{', '.join(fields)}), which ExecuTorch cannot write into a program: return "
                             f"tuple(...) of it instead, e.g. `return tuple(torch.{name}(x, 1))`")
