@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 import torch
 
@@ -142,19 +143,18 @@ def lower_exported(exported, partitioner: OpenVINOPartitioner, *, plan_inputs: b
     with quiet_dependencies():
         from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
         from executorch.exir.passes import MemoryPlanningPass
+        from torch._export.verifier import SpecViolationError  # what to_edge raises for an op outside core ATen
 
         # (OpenVINOPartitioner.transform_for_pre_decomposition runs this package's passes on `exported` first.)
         try:
             edge = to_edge_transform_and_lower(exported, partitioner=[partitioner], constant_methods=constant_methods)
         except AssertionError as exc:
-            if "compiled_fn" not in str(exc):
+            _raise_for_decomposition(exc)
+        except SpecViolationError as exc:
+            if not (hint := _no_kernel_hint(str(exc))):
                 raise
-            # torch 2.13's run_decompositions on a non-strict export whose module reaches one buffer by two
-            # paths (transformers' static cache): the buffer became two inputs (reproducible with torch alone).
-            raise RuntimeError(f"torch could not decompose the exported program ({exc}). This happens with "
-                               "modules that reach a buffer by two paths, such as transformers' static KV cache, "
-                               "when exported non-strict: export with strict=True (exov.lower(..., strict=True), "
-                               "or torch.export.export(..., strict=True) and pass the ExportedProgram)") from exc
+            raise SpecViolationError(f"{exc}\n{hint}") from exc
+
         # (Mutated buffers start from the module's values: OpenVINOPartitioner marks them.)
         signature = edge.exported_program().graph_signature
         # An input the program changes in place must be planned: left to the
@@ -165,6 +165,40 @@ def lower_exported(exported, partitioner: OpenVINOPartitioner, *, plan_inputs: b
         if not plan_inputs:
             run_before_emission(edge.exported_program())
         return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=planning))
+
+
+def _raise_for_decomposition(exc: AssertionError) -> NoReturn:
+    if "compiled_fn" not in str(exc):
+        raise exc
+    # torch 2.13's run_decompositions on a non-strict export whose module reaches one buffer by two
+    # paths (transformers' static cache): the buffer became two inputs (reproducible with torch alone).
+    raise RuntimeError(f"torch could not decompose the exported program ({exc}). This happens with "
+                       "modules that reach a buffer by two paths, such as transformers' static KV cache, "
+                       "when exported non-strict: export with strict=True (exov.lower(..., strict=True), "
+                       "or torch.export.export(..., strict=True) and pass the ExportedProgram)") from exc
+
+
+# Operators outside core ATen that ExecuTorch 1.5.1 has no kernel for, and what of them this package delegates
+# (lowering/passes/medians.py, adaptive_max_pools.py, embedding_bags.py): to_edge's own message names only the
+# operator and core ATen.
+_NO_KERNEL_HINTS = {
+    "aten.median": "a median of float32, float16 or bfloat16 values over sizes known at export",
+    "aten.adaptive_max_pool": ("an adaptive max pool of float values over sizes known at export, its indices only "
+                               "where each input size is a multiple of the output size"),
+    "aten._embedding_bag_forward_only": ("an embedding bag in sum or mean mode without padding_idx over a number of "
+                                         "indices known at export, whose side results are unused"),
+}
+
+
+def _no_kernel_hint(message: str) -> str | None:
+    """What this package takes of the operator `to_edge` refused as outside core ATen, if it is one it handles."""
+    if "is not in Core ATen opset" not in message:
+        return None
+    for prefix, taken in _NO_KERNEL_HINTS.items():
+        if f"torch._ops.{prefix}" in message:
+            return (f"ExecuTorch has no kernel for this operator either; this package delegates {taken} "
+                    "(docs/user-guide/numerics.md, 'Operations ExecuTorch has no kernel for').")
+    return None
 
 
 def _refuse_named_tuple_outputs(exported) -> None:
