@@ -36,7 +36,6 @@ take them (see SYMINT_ARGUMENT_OPS).
 from __future__ import annotations
 
 import functools
-import operator
 
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
@@ -44,7 +43,7 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 from ..input_spec import finite_bound
 from .integer_ranges import FLOAT32_EXACT, within
 from .kept_operations import kept_names
-from .ops import CASTS, DIM_ORDER_OPS, TORCH_TO_OPENVINO, is_bare_copy, op_name, tensors_of
+from .ops import CASTS, DIM_ORDER_OPS, TORCH_TO_OPENVINO, is_bare_copy, op_name, result_read, tensors_of
 from .passes import embedding_bags
 from .passes.avg_pool_padding import AVG_POOLS
 from .passes.index_checks import cannot_check
@@ -305,8 +304,7 @@ _MAX_POOLS_WITH_INDICES = frozenset({"aten.max_pool2d_with_indices.default", "at
 def _bfloat16_indices_used(node: torch.fx.Node) -> bool:
     """A bfloat16 max pool whose second result (the indices) is read."""
     source = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
-    return (isinstance(source, torch.Tensor) and source.dtype == torch.bfloat16
-            and any(u.target is operator.getitem and u.args[1] == 1 and u.users for u in node.users))
+    return isinstance(source, torch.Tensor) and source.dtype == torch.bfloat16 and result_read(node, 1)
 
 
 def _plain_index_write(node: torch.fx.Node) -> bool:

@@ -4,6 +4,7 @@ NodeBuilder (a leaf: imports only torch)."""
 from __future__ import annotations
 
 import math
+import operator
 
 import torch
 
@@ -84,6 +85,11 @@ VIEW_OPS = frozenset({
     "aten.flatten.using_ints", "aten.split.Tensor", "aten.split_with_sizes.default", "aten.chunk.default",
     "aten.unbind.int", "aten.narrow.default", "aten.view_as.default", "aten.expand_as.default", "getitem",
 })
+
+
+def result_read(node: torch.fx.Node, index: int) -> bool:
+    """Some node reads result `index` of the multi-result `node` (through its ``getitem``)."""
+    return any(u.target is operator.getitem and u.args[1] == index and u.users for u in node.users)
 
 
 def tensors_of(value):

@@ -25,7 +25,7 @@ import operator
 
 import torch
 
-from ..ops import NodeBuilder, op_name
+from ..ops import NodeBuilder, op_name, result_read
 
 aten = torch.ops.aten
 
@@ -50,7 +50,7 @@ def _plan(node: torch.fx.Node):
     output = [output] * spatial if isinstance(output, int) else list(output)
     if not all(isinstance(s, int) and s > 0 for s in sizes + output):
         return None
-    indices_used = any(u.target is operator.getitem and u.args[1] == 1 and u.users for u in node.users)
+    indices_used = result_read(node, 1)
     even = all(s % o == 0 for s, o in zip(sizes, output))
     if not even and indices_used:
         return None

@@ -20,7 +20,7 @@ import operator
 
 import torch
 
-from ..ops import NodeBuilder, op_name
+from ..ops import NodeBuilder, op_name, result_read
 
 aten = torch.ops.aten
 
@@ -52,7 +52,7 @@ def refusal(node: torch.fx.Node) -> str | None:
         # index_checks compares the offsets with the count, and add_spare_bag (which also computes
         # include_last_offset, refused by OpenVINO's converter) appends it: both need it at lowering.
         return "over a dynamic number of indices, against which its offsets cannot be checked"
-    if any(u.target is not operator.getitem or (u.args[1] != 0 and u.users) for u in node.users):
+    if any(result_read(node, i) for i in (1, 2, 3)):
         return "whose int64 side results are used, which OpenVINO does not compute"
     return None
 

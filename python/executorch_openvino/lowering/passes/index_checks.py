@@ -73,6 +73,12 @@ def cannot_check(node: torch.fx.Node) -> bool:
     return False
 
 
+def _outside(graph: torch.fx.Graph, values: torch.fx.Node, lowest: int, size: int) -> torch.fx.Node:
+    """True where `values` lies outside ``[lowest, size)``, at the graph's insertion point."""
+    return add_call(graph, aten.bitwise_or.Tensor, add_call(graph, aten.lt.Scalar, values, lowest),
+                    add_call(graph, aten.ge.Scalar, values, size))
+
+
 def _embedding_bag_checks(graph: torch.fx.Graph, node: torch.fx.Node) -> list:
     """(check, message) pairs for an embedding bag's indices and offsets, where eager raises: indices outside
     the weight's rows, offsets outside 0..number of indices, a first offset other than 0, offsets that
@@ -85,17 +91,14 @@ def _embedding_bag_checks(graph: torch.fx.Graph, node: torch.fx.Node) -> list:
     where = f"{op_name(node.target)} '{node.name}'"
     found = []
     with graph.inserting_before(node):
-        outside = add_call(graph, aten.bitwise_or.Tensor, add_call(graph, aten.lt.Scalar, indices, 0),
-                           add_call(graph, aten.ge.Scalar, indices, rows))
+        outside = _outside(graph, indices, 0, rows)
         found.append((add_call(graph, aten.any.default, outside), f"{where} was given an index outside 0..{rows - 1}"))
         safe_indices = add_call(graph, aten.where.self, outside, add_call(graph, aten.zeros_like.default, indices),
                                 indices)
         node.replace_input_with(indices, safe_indices)
         count = indices.meta["val"].shape[0] if indices.meta["val"].dim() == 1 else None
         if isinstance(offsets, torch.fx.Node) and isinstance(count, int):
-            past = add_call(graph, aten.any.default, add_call(
-                graph, aten.bitwise_or.Tensor, add_call(graph, aten.lt.Scalar, offsets, 0),
-                add_call(graph, aten.gt.Scalar, offsets, count)))
+            past = add_call(graph, aten.any.default, _outside(graph, offsets, 0, count + 1))
             first = add_call(graph, aten.any.default, add_call(
                 graph, aten.ne.Scalar, add_call(graph, aten.slice.Tensor, offsets, 0, 0, 1), 0))
             falling = add_call(graph, aten.any.default, add_call(
@@ -164,8 +167,7 @@ def add_index_checks(program: torch.export.ExportedProgram, input_ranges: tuple 
             if not isinstance(size, int):
                 continue  # a dynamic size (see the module's docstring)
             with graph.inserting_before(output):
-                outside = add_call(graph, aten.bitwise_or.Tensor, add_call(graph, aten.lt.Scalar, index, lowest),
-                                add_call(graph, aten.ge.Scalar, index, size))
+                outside = _outside(graph, index, lowest, size)
                 checks.append(add_call(graph, aten.any.default, outside))
             # No commas: OpenVINO's IR separates tensor names with them.
             messages.append(f"{op_name(node.target)} '{node.name}' was given an index outside {lowest}..{size - 1}")
