@@ -148,8 +148,11 @@ def measure_case(name: str, engines: list, workdir: Path, seconds: float, rounds
         ratio = paired_ratio(prepared[key], reference) if reference else None
         prepared[key]["ratio_to_openvino"] = ratio["median"] if ratio else None
         prepared[key]["ratio_to_openvino_spread"] = [ratio["low"], ratio["high"]] if ratio else None
-        print(f"   {prepared[key]['engine']:<44} median {median * 1e3:9.3f} ms  p90 "
-              f"{'-' if cold else format(prepared[key]['p90_ms'], '9.3f')} ms  ({len(t)} calls)", flush=True)
+        figures = prepared[key]
+        p90 = "-" if figures["p90_ms"] is None else format(figures["p90_ms"], "9.3f")
+        spread = ratio and ratio["low"] is not None and f", {ratio['low']:.2f}x to {ratio['high']:.2f}x"
+        print(f"   {figures['engine']:<44} median {figures['median_ms']:9.3f} ms  p90 {p90} ms  ({figures['calls']} "
+              f"calls)" + (f"  {ratio['median']:.2f}x OpenVINO's{spread or ''}" if ratio else ""), flush=True)
     return {"description": case.description, "engines": prepared}
 
 

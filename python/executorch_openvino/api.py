@@ -215,7 +215,9 @@ def _refuse_named_tuple_outputs(exported) -> None:
             raise TypeError(f"the module returns torch.return_types.{name} (a named tuple of "
                             f"{', '.join(fields)}), which ExecuTorch cannot write into a program: return "
                             f"tuple(...) of it instead, e.g. `return tuple(torch.{name}(x, 1))`")
-        pending.extend(getattr(spec, "children_specs", []))
+        # torch 2.13 deprecates children_specs (a FutureWarning per lowering) for children().
+        children = getattr(spec, "children", None)
+        pending.extend(children() if callable(children) else getattr(spec, "children_specs", []))
 
 
 def _refuse_complex_tensors(exported) -> None:

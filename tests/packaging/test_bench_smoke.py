@@ -93,14 +93,22 @@ def test_the_concurrency_benchmark_reports_every_setting(tmp_path):
     from report import concurrency_table, goals
 
     result = concurrency.measure(tmp_path, "mlp", seconds=0.05, rounds=1)
-    for engine in ("delegate", "openvino"):
+    for engine in ("delegate", "delegate_fast", "openvino"):
         assert set(result["engines"][engine]) == {"LATENCY", "THROUGHPUT"}
         for hint, h in result["engines"][engine].items():
             assert set(h["threads"]) == {"1", "2", "4"} and h["max_abs_vs_eager"] <= 1e-5, (engine, hint, h)
             assert all(t["calls_per_s"] > 0 for t in h["threads"].values()), (engine, hint, h)
-    delegate = result["engines"]["delegate"]
-    assert delegate["LATENCY"]["max_concurrent_calls"] == 1 and result["speedup"] > 0
-    for h in delegate.values():
-        assert all(1 <= t["loaded_copies"] <= h["max_concurrent_calls"] for t in h["threads"].values()), h
-    assert "| this delegate (`exov.load_method`) | THROUGHPUT |" in concurrency_table(result)
-    assert [g for g in goals({"models": {}, "concurrency": result}) if g[0].startswith("THROUGHPUT 2 threads")]
+    for engine in ("delegate", "delegate_fast"):
+        delegate = result["engines"][engine]
+        assert delegate["LATENCY"]["max_concurrent_calls"] == 1 and result["speedup"] > 0
+        for h in delegate.values():
+            assert all(1 <= t["loaded_copies"] <= h["max_concurrent_calls"] for t in h["threads"].values()), h
+    table = concurrency_table(result)
+    assert "| this delegate (`exov.load_method`) | THROUGHPUT |" in table
+    assert "| this delegate, numerics=fast (`exov.load_method`) | THROUGHPUT |" in table
+    # One round: the ratio to OpenVINO's API is of the medians, with no spread.
+    assert set(result["throughput_vs_openvino"]) == {"2", "4"}
+    assert all(r["rounds"] == 1 and r["low"] is None and r["median"] > 0 for r in result["throughput_vs_openvino"].values())
+    named = [g[0] for g in goals({"models": {}, "concurrency": result})]
+    assert any(g.startswith("THROUGHPUT 2 threads >= 1.5x LATENCY") for g in named), named
+    assert sum("OpenVINO API's calls/s, same IR" in g for g in named) == 2, named

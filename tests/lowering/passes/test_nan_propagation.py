@@ -7,6 +7,8 @@ default ``numerics="exact"`` the delegate restores it (nan_propagation.py), and
 
 from __future__ import annotations
 
+import collections
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -92,3 +94,52 @@ def test_integer_inputs_are_left_alone():
     pte, summary = lower(Op(fn), (x,))
     actual = run(pte, (x,))[0]
     assert actual.dtype == torch.int32 and torch.equal(actual, fn(x))
+
+
+class _ProductsThenRelu(torch.nn.Module):
+    """relu after a linear layer and after a convolution, then a max pool: the mlp and cnn blocks."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.linear = torch.nn.Linear(6, 4)
+        self.conv = torch.nn.Conv2d(1, 2, 3, padding=1, bias=False)
+
+    def forward(self, x):
+        image = torch.relu(self.conv(x.reshape(1, 1, 5, 6)))
+        return torch.relu(self.linear(x)), F.max_pool2d(image, 2, ceil_mode=True), torch.relu(x @ self.linear.weight.T)
+
+
+def _operation_types(program) -> collections.Counter:
+    import numpy as np
+    import openvino as ov
+
+    from executorch_openvino import processed_blob
+    from executorch_openvino.lowering.preprocess import BACKEND_ID
+
+    types = collections.Counter()
+    for _, lowered in program.exported_program().graph_module.named_children():
+        if getattr(lowered, "backend_id", None) == BACKEND_ID:
+            ir = processed_blob.unpack(lowered.processed_bytes)
+            model = ov.Core().read_model(ir.xml, ov.Tensor(np.frombuffer(ir.weights, np.uint8).copy()))
+            types.update(op.get_type_name() for op in model.get_ops())
+    return types
+
+
+def test_relu_after_a_product_is_exact_in_a_form_openvino_fuses():
+    # relu of a linear layer's, a convolution's or a matmul's result becomes abs(elu(x, -0.0)), which
+    # OpenVINO fuses into the product as it fuses its Relu, instead of a Select after it. Same answers as
+    # eager: NaN where eager has NaN, +0.0 (not -0.0) for negatives, -inf, zero rows and -0.0 inputs.
+    x = X.clone()
+    x[3] = torch.tensor([0.0, -0.0, -0.0, 0.0, -0.0, 0.0])  # products of zeros: +0.0 in both engines
+    module = _ProductsThenRelu().eval()
+    program = exov.lower(module, (x,))
+    types = _operation_types(program)
+    assert types["Elu"] == types["Abs"] == 3 and types["Less"] == 0, types  # the max pool's rewrite is apart
+    for inputs in (x, x.nan_to_num(nan=0.5, posinf=5.0, neginf=-5.0), -x):
+        actual, expected = run(program.buffer, (inputs,)), module(inputs)
+        for a, e in zip(actual, expected):  # sums of products: float32 rounding apart (bf16 is ~1e-2 off)
+            assert torch.equal(torch.isnan(a), torch.isnan(e)) and a.dtype == e.dtype, (inputs, a, e)
+            assert torch.allclose(a, e, rtol=1e-5, atol=1e-6, equal_nan=True), (inputs, a, e)
+            assert torch.equal(torch.signbit(a[a == 0]), torch.signbit(e[a == 0])), (a, e)
+        assert torch.isnan(expected[0]).any() or inputs is not x
