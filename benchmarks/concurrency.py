@@ -160,6 +160,8 @@ def measure(workdir: Path, case_name: str = GOAL_CASE, seconds: float = 4.0, rou
     out["speedup"] = through["2"]["calls_per_s"] / max(latency["1"]["calls_per_s"], latency["2"]["calls_per_s"])
     out["speedup_over_latency_1_thread"] = through["2"]["calls_per_s"] / latency["1"]["calls_per_s"]
     print(concurrency_table(out), flush=True)
+    print(f"   this delegate, THROUGHPUT with 2 threads: {out['speedup']:.2f}x LATENCY's best of 1 and 2 threads "
+          f"(goal {CONCURRENCY_SPEEDUP_GOAL:g}x), {out['speedup_over_latency_1_thread']:.2f}x its 1 thread", flush=True)
     # Issue 36's goal: the fast lowering (one partition, the OpenVINO API's IR) against the API, round by round.
     for n in THREADS[1:]:
         ours, theirs = (out["engines"][e]["THROUGHPUT"]["threads"][str(n)] for e in ("delegate_fast", "openvino"))
