@@ -143,3 +143,33 @@ def test_relu_after_a_product_is_exact_in_a_form_openvino_fuses():
             assert torch.allclose(a, e, rtol=1e-5, atol=1e-6, equal_nan=True), (inputs, a, e)
             assert torch.equal(torch.signbit(a[a == 0]), torch.signbit(e[a == 0])), (a, e)
         assert torch.isnan(expected[0]).any() or inputs is not x
+
+
+class _BatchNormRelu(torch.nn.Module):
+    def __init__(self, bias):
+        super().__init__()
+        self.norm = torch.nn.BatchNorm2d(2)
+        with torch.no_grad():
+            self.norm.bias.copy_(torch.tensor(bias))
+            self.norm.weight.copy_(torch.tensor([1.5, 0.5]))
+
+    def forward(self, x):
+        return torch.relu(self.norm(x.reshape(1, 2, 3, 5)))
+
+
+@pytest.mark.parametrize("bias, fused", [([0.0, 0.25], True), ([0.0, -0.0], False)])
+def test_relu_after_a_batch_norm_is_fused_unless_its_bias_holds_minus_zero(bias, fused):
+    # A batch norm's output is -0.0 only where its bias is (and its input is -0.0): with a -0.0 bias the
+    # relu keeps the where() form, which keeps the -0.0 that eager gives there.
+    module = _BatchNormRelu(bias).eval()
+    x = X.clone()
+    x[3] = torch.tensor([0.0, -0.0, -0.0, 0.0, -0.0, 0.0])
+    program = exov.lower(module, (x,))
+    types = _operation_types(program)
+    assert (types["Elu"], types["Less"]) == ((1, 0) if fused else (0, 1)), types
+    for inputs in (x, -x):
+        actual, expected = run(program.buffer, (inputs,))[0], module(inputs)
+        assert torch.equal(torch.isnan(actual), torch.isnan(expected))
+        assert torch.allclose(actual, expected, rtol=1e-5, atol=1e-6, equal_nan=True), (actual, expected)
+        assert torch.equal(torch.signbit(actual[actual == 0]), torch.signbit(expected[actual == 0])), (actual, expected)
+    assert fused or torch.signbit(module(x)[module(x) == 0]).any()  # the -0.0 bias does give -0.0 in eager

@@ -103,11 +103,28 @@ def _clamped(build: NodeBuilder, x, low, high):
 # both; measured with openvino 2025.4.1 and 2026.4.1 and torch 2.13, tests/lowering/passes/test_nan_propagation.py).
 _SUMS_OF_PRODUCTS = frozenset({"aten.convolution.default", "aten.addmm.default", "aten.mm.default",
                                "aten.bmm.default", "aten.linear.default", "aten.matmul.default"})
+_BATCH_NORM = "aten._native_batch_norm_legit_no_training.default"
 
 
-def _never_minus_zero(x) -> bool:
-    return (isinstance(x, torch.fx.Node) and x.op == "call_function" and op_name(x.target) in _SUMS_OF_PRODUCTS
-            and _value(x) is not None and _value(x).dtype == torch.float32)
+def _never_minus_zero(program: torch.export.ExportedProgram) -> frozenset:
+    """The float32 nodes of `program` that never give -0.0: sums of products, and batch norms (in inference)
+    whose bias holds no -0.0. A batch norm's x * scale + shift, however it is grouped, is -0.0 only where
+    both terms are, and its shift is -0.0 only where the bias is (IEEE 754: x + y is -0.0 only for -0.0 + -0.0)."""
+    signature = program.graph_signature
+    names = {**signature.inputs_to_parameters, **signature.inputs_to_buffers}
+    found = set()
+    for node in program.graph.nodes:
+        value = _value(node)
+        if not (node.op == "call_function" and isinstance(value, torch.Tensor) and value.dtype == torch.float32):
+            continue
+        if op_name(node.target) in _SUMS_OF_PRODUCTS:
+            found.add(node)
+        elif node.target is operator.getitem and node.args[1] == 0 and op_name(node.args[0].target) == _BATCH_NORM:
+            bias = node.args[0].args[2] if len(node.args[0].args) > 2 else None
+            tensor = program.state_dict.get(names.get(getattr(bias, "name", None)))
+            if isinstance(tensor, torch.Tensor) and not bool((torch.signbit(tensor) & (tensor == 0)).any()):
+                found.add(node)
+    return frozenset(found)
 
 
 def _fusable_relu(build: NodeBuilder, x):
@@ -335,8 +352,10 @@ def _reads_only_dequantized(node: torch.fx.Node) -> bool:
     return bool(floats) and all(_dequantized(a) for a in floats) and all(math.isfinite(a) for a in numbers)
 
 
-def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node, name: str, constants: frozenset) -> bool:  # noqa: C901
-    """Rewrites one node; True when it did."""
+def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node, name: str, constants: frozenset,  # noqa: C901
+             never_minus_zero: frozenset) -> bool:
+    """Rewrites one node; True when it did. `constants`: the names of parameter, buffer and constant inputs;
+    `never_minus_zero`: the nodes that never give -0.0 (``_never_minus_zero``)."""
 
     if name in _SPECIAL_VALUES_ONLY and _reads_only_dequantized(node):
         return False
@@ -363,7 +382,7 @@ def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node, name: str, constants: f
         erase = True
     elif name in _CLAMPS:
         low, high = _clamp_bounds(node, name)
-        if low == 0 and high is None and _never_minus_zero(x):
+        if low == 0 and high is None and x in never_minus_zero:
             result = _fusable_relu(build, x)
         else:
             result = _clamped(build, x, low, high)
@@ -454,12 +473,13 @@ def propagate_nans(program: torch.export.ExportedProgram) -> int:
     signature = program.graph_signature
     constants = frozenset({**signature.inputs_to_parameters, **signature.inputs_to_buffers,
                            **signature.inputs_to_lifted_tensor_constants})
+    never_minus_zero = _never_minus_zero(program)
     rewritten = 0
     for node in list(graph.nodes):
         name = op_name(node.target) if node.op == "call_function" else ""
         if name not in TARGETS or not node.args:
             continue
-        rewritten += _rewrite(graph, node, name, constants)
+        rewritten += _rewrite(graph, node, name, constants, never_minus_zero)
     if rewritten:
         graph.lint()
         program.graph_module.recompile()
