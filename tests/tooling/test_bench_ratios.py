@@ -56,3 +56,29 @@ def test_the_throughput_goal_is_calls_per_second_at_least_nine_tenths_of_openvin
     assert _throughput_goal([9.5, 19.0, 9.5, 4.75, 9.5], theirs)[2] is True
     assert _throughput_goal([8.0, 16.0, 8.0, 4.0, 8.0], theirs)[2] is False
     assert _throughput_goal([8.0, 19.6, 8.8, 4.75, 9.6], theirs)[2] is None  # 0.8x to 0.98x: straddles
+
+
+def test_a_missed_goal_says_what_this_runs_figures_show():
+    from report import why_not
+
+    def engine(types):
+        return {"ir_operations": {"types": types}}
+
+    results = {"models": {"cnn": {"engines": {
+        "delegate": engine({"Convolution": 3, "MaxPool": 4, "IsNaN": 2, "Select": 2}),
+        "delegate_fast": engine({"Convolution": 3, "MaxPool": 2}),
+        "openvino": engine({"Convolution": 3, "MaxPool": 2})}}},
+        "overhead_cpp": {"openvino_infer_only": {"median_us": 6.2}, "delegate_same_buffers": {"median_us": 6.4}}}
+    assert "IsNaN +2, MaxPool +2, Select +2" in why_not("cnn: numerics=exact over numerics=fast <= 3%", results)
+    assert "MaxPool 2/4" in why_not("cnn: delegate (default) over OpenVINO's own conversion <= 5%", results)
+    assert "6.2 us" in why_not("tiny_add: per call <= 1.5x XNNPACK's", results)
+    results["models"]["cnn"]["engines"]["delegate"] = engine({"Convolution": 3, "MaxPool": 2})
+    assert "at run time" in why_not("cnn: delegate (default) over OpenVINO's own conversion <= 5%", results)
+    assert why_not("mlp: numerics=exact over numerics=fast <= 3%", results) == ""
+
+
+def test_tiny_adds_time_per_call_is_held_to_one_and_a_half_xnnpacks():
+    rounds = [0.012] * 4
+    models = {"tiny_add": {"engines": {"delegate": _engine(0.012, rounds), "xnnpack": _engine(0.006, [0.006] * 4)}}}
+    goal, measured, met = next(g for g in goals({"models": models}) if "XNNPACK's" in g[0])
+    assert goal == "tiny_add: per call <= 1.5x XNNPACK's" and measured.startswith("2.00x") and met is False
