@@ -175,3 +175,34 @@ def test_relu_after_a_batch_norm_is_fused_unless_its_bias_holds_minus_zero(bias,
         assert torch.allclose(actual, expected, rtol=1e-5, atol=1e-6, equal_nan=True), (actual, expected)
         assert torch.equal(torch.signbit(actual[actual == 0]), torch.signbit(expected[actual == 0])), (actual, expected)
     assert fused or torch.signbit(module(x)[module(x) == 0]).any()  # the -0.0 bias does give -0.0 in eager
+
+
+class _AfterLinear(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        torch.manual_seed(0)
+        self.linear = torch.nn.Linear(6, 4)
+        self.fn = fn
+
+    def forward(self, x):
+        return self.fn(self.linear(x))
+
+
+# Found by a tester: with the fused form, OpenVINO fuses a negation or scaling after it too, as alpha * x + beta,
+# which gives +0.0 for -(+0.0); and clamp(min=-0.0) is no relu (negatives give the bound, -0.0).
+SIGN_OF_ZERO_CASES = {
+    "negated": lambda y: -torch.relu(y),
+    "scaled_by_minus_two": lambda y: torch.relu(y) * -2.0,
+    "clamp_min_minus_zero": lambda y: torch.clamp(y, min=-0.0),
+}
+
+
+@pytest.mark.parametrize("name", list(SIGN_OF_ZERO_CASES))
+def test_relu_after_a_product_keeps_the_zero_sign_that_what_reads_it_makes(name):
+    module = _AfterLinear(SIGN_OF_ZERO_CASES[name]).eval()
+    expected = module(X)
+    zeros = expected == 0
+    assert torch.signbit(expected[zeros]).all() and zeros.sum() > 2  # the case does give -0.0
+    actual = run(exov.lower(module, (X,)).buffer, (X,))[0]
+    assert torch.equal(torch.isnan(actual), torch.isnan(expected))
+    assert torch.equal(torch.signbit(actual[zeros]), torch.signbit(expected[zeros])), (actual, expected)

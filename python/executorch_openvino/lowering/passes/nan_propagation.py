@@ -127,15 +127,25 @@ def _never_minus_zero(program: torch.export.ExportedProgram) -> frozenset:
     return frozenset(found)
 
 
+# What may read a fused relu's result: OpenVINO fuses none of these into the relu's product, and each gives
+# the same result for +0.0 and -0.0 (a sum of products or of values starts from +0.0). A negation or a
+# scaling after the relu would be fused too, as alpha * x + beta, which turns -(+0.0) into +0.0 (found by a
+# tester, both releases): there the where() form stays, which OpenVINO does not fuse.
+_FUSED_RELU_READERS = _SUMS_OF_PRODUCTS | {"aten.mean.dim", "aten.sum.dim_IntList", "aten.avg_pool2d.default",
+                                           "aten._adaptive_avg_pool2d.default"}
+
+
 def _fuses(relu: torch.fx.Node, x, never_minus_zero: frozenset) -> bool:
-    """Whether OpenVINO fuses ``_fusable_relu(x)`` into the product before it: `x` never -0.0, read by the relu
-    only, and the relu's result read once, by an op this pass leaves reading it once. Measured on the bench's
-    CNN (2026.4.1): where a max pool's NaN rewrite reads the result twice (the pool and its NaN mask) the
-    Elu stays a separate node that computes exp everywhere, 18% slower than fast mode against 9% with
-    the where() form."""
+    """Whether ``_fusable_relu(x)`` can stand for `relu` and OpenVINO fuses it into the product before it: `x`
+    never -0.0 and read by the relu only, and the relu's result read once, by a program output or one of
+    ``_FUSED_RELU_READERS``. Where a max pool's NaN rewrite reads it twice (the bench's CNN, 2026.4.1) the Elu
+    stays a separate node that computes exp everywhere: 18% slower than fast mode against 9% with the where()
+    form."""
     users = list(relu.users)
-    return (x in never_minus_zero and len(x.users) == 1 and len(users) == 1
-            and not (users[0].op == "call_function" and op_name(users[0].target) in TARGETS))
+    if not (x in never_minus_zero and len(x.users) == 1 and len(users) == 1):
+        return False
+    return users[0].op == "output" or (users[0].op == "call_function"
+                                       and op_name(users[0].target) in _FUSED_RELU_READERS)
 
 
 def _fusable_relu(build: NodeBuilder, x):
@@ -393,7 +403,8 @@ def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node, name: str, constants: f
         erase = True
     elif name in _CLAMPS:
         low, high = _clamp_bounds(node, name)
-        if low == 0 and high is None and _fuses(node, x, never_minus_zero):
+        # clamp(min=-0.0) gives -0.0 for negatives: only a +0.0 bound is relu
+        if low == 0 and math.copysign(1.0, low) > 0 and high is None and _fuses(node, x, never_minus_zero):
             result = _fusable_relu(build, x)
         else:
             result = _clamped(build, x, low, high)
