@@ -35,7 +35,7 @@ import torch  # noqa: E402
 from engines import LOCAL_ENGINES, SLOW_CALL_S, BundledOpenVINO  # noqa: E402
 from low_precision_engines import LOW_PRECISION_ENGINES  # noqa: E402
 from models import CASE_NAMES, make_case  # noqa: E402
-from report import paired_ratio  # noqa: E402
+from report import paired_ratio, times_text  # noqa: E402
 from exov_testing.compile_harness import build_harness, compiler, write_first_blob  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -150,9 +150,8 @@ def measure_case(name: str, engines: list, workdir: Path, seconds: float, rounds
         prepared[key]["ratio_to_openvino_spread"] = [ratio["low"], ratio["high"]] if ratio else None
         figures = prepared[key]
         p90 = "-" if figures["p90_ms"] is None else format(figures["p90_ms"], "9.3f")
-        spread = ratio and ratio["low"] is not None and f", {ratio['low']:.2f}x to {ratio['high']:.2f}x"
         print(f"   {figures['engine']:<44} median {figures['median_ms']:9.3f} ms  p90 {p90} ms  ({figures['calls']} "
-              f"calls)" + (f"  {ratio['median']:.2f}x OpenVINO's{spread or ''}" if ratio else ""), flush=True)
+              f"calls)" + (f"  {times_text(ratio)} OpenVINO's" if ratio else ""), flush=True)
     return {"description": case.description, "engines": prepared}
 
 
