@@ -93,6 +93,13 @@ def _check_quantized(quantized: torch.nn.Module, example_inputs: tuple, nncf_ver
                            "ignored_scope, or give each call its own layer") from exc
 
 
+def _several_results(graph_module: torch.fx.GraphModule) -> list[str]:
+    """``"name (operator)"`` of each node whose result is several tensors (``aten.lstm.input``: output, h, c)."""
+    return [f"{node.name} ({node.target})" for node in graph_module.graph.nodes
+            if node.op == "call_function" and isinstance(node.meta.get("val"), (tuple, list))
+            and sum(isinstance(v, torch.Tensor) for v in node.meta["val"]) > 1]
+
+
 def _ignored_scope(nncf, ignored_scope):
     if ignored_scope is None or isinstance(ignored_scope, nncf.IgnoredScope):
         return ignored_scope
@@ -122,8 +129,9 @@ def quantize(module: torch.nn.Module, example_inputs: tuple, calibration: Iterab
     module. Raises ``ImportError`` with the pip command when NNCF is missing, ``ValueError`` for an
     unknown preset or model type, an empty calibration, or a calibration item with another number of
     inputs than ``example_inputs``, another dtype or rank, or NaN/infinity, ``TypeError`` for a
-    calibration item or ``ignored_scope`` of another kind, and ``RuntimeError`` when NNCF fails or its
-    module fails on ``example_inputs`` (a layer called twice).
+    calibration item or ``ignored_scope`` of another kind, and ``RuntimeError`` when NNCF fails (with
+    nncf 3.4.0: on recurrent layers such as ``torch.nn.LSTM``, whose ``aten.lstm`` has several results), or
+    its module fails on ``example_inputs`` (a layer called twice).
     """
     from .api import export
 
@@ -153,6 +161,16 @@ def quantize(module: torch.nn.Module, example_inputs: tuple, calibration: Iterab
                 graph_module, nncf.Dataset(items), subset_size=len(items), preset=nncf.QuantizationPreset(preset),
                 model_type=None if model_type is None else nncf.ModelType(model_type), ignored_scope=scope,
                 fast_bias_correction=fast_bias_correction)
+    except TypeError as exc:
+        several = _several_results(graph_module)
+        if not several:
+            raise
+        # nncf 3.4.0's graph gives such a node's edges no shape (NNCFGraphEdge: "'NoneType' object is not
+        # iterable"), for the bench's LSTM; ignored_scope does not help, the graph is built first.
+        raise RuntimeError(f"NNCF {nncf.__version__} cannot quantize a module with operators of several tensor "
+                           f"results ({', '.join(several)}): it fails building its graph ({exc}). Quantize the "
+                           "layers before and after them as modules of their own and keep these in float "
+                           "(lower the float module: the delegate runs it)") from exc
     except (NotImplementedError, RuntimeError) as exc:
         # nncf 3.1.0 collects statistics of bool tensors in transformers ("abs_cpu" not implemented for
         # 'Bool', MiniLM's attention mask); 3.4.0 does not.

@@ -243,6 +243,29 @@ def test_a_module_nncf_quantized_wrongly_is_refused_with_the_likely_cause():
                                    **FAKE_QUANT_TOLERANCE)
 
 
+class Recurrent(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(8, 16, batch_first=True)
+        self.head = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.head(self.lstm(x)[0][:, -1])
+
+
+def test_a_recurrent_layer_nncf_cannot_take_is_named_with_what_to_do():
+    x = torch.randn(2, 5, 8)
+    try:
+        quantized = exov.quantize(Recurrent().eval(), (x,), [torch.randn(2, 5, 8) for _ in range(4)])
+    except RuntimeError as error:  # nncf 3.4.0: no shape for the edges of aten.lstm's (output, h, c)
+        assert "several tensor results (lstm (aten.lstm.input))" in str(error), error
+        assert "keep these in float" in str(error)
+    else:  # an NNCF that quantizes it: then the result must be right
+        program = exov.lower(quantized, (x,))
+        torch.testing.assert_close(exov.load_method(program.buffer).execute([x])[0], quantized(x),
+                                   **FAKE_QUANT_TOLERANCE)
+
+
 def test_an_nncf_failure_names_the_release_that_works(monkeypatch):
     import nncf
 

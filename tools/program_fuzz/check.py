@@ -260,7 +260,7 @@ def _lower_without_delegate(path: str, spec, example):
         from executorch_openvino import api
 
         exported = api.export(build_module(spec), example, dynamic_shapes=dynamic_shapes(spec))
-        return api.lower_exported(exported, NoPartitioner(), plan_inputs=not spec["dims"])
+        return api.lower_exported(exported, NoPartitioner(), plan_outputs=not spec["dims"])
     exported = torch.export.export(build_module(spec), example, dynamic_shapes=dynamic_shapes(spec))
     return to_edge_transform_and_lower(exported, partitioner=[NoPartitioner()]).to_executorch()
 

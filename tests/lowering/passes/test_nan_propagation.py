@@ -7,14 +7,12 @@ default ``numerics="exact"`` the delegate restores it (nan_propagation.py), and
 
 from __future__ import annotations
 
-import collections
-
 import pytest
 import torch
 import torch.nn.functional as F
 
 import executorch_openvino as exov
-from exov_testing.programs import lower, run
+from exov_testing.programs import lower, partition_operation_types, run, same_special_values
 
 NAN, INF = float("nan"), float("inf")
 # Rows: a NaN among numbers, +inf, all -inf, a plain row, and -inf beside numbers.
@@ -62,13 +60,6 @@ class Op(torch.nn.Module):
         return self.fn(x)
 
 
-def _same(actual: torch.Tensor, expected: torch.Tensor) -> bool:
-    """NaN in the same places, the same infinities, and f32-close numbers elsewhere."""
-    return (actual.shape == expected.shape and actual.dtype == expected.dtype
-            and torch.equal(torch.isnan(actual), torch.isnan(expected))
-            and torch.allclose(actual, expected, rtol=1e-6, atol=1e-7, equal_nan=True))
-
-
 @pytest.mark.parametrize("name", list(OPS))
 def test_nan_and_infinities_propagate_as_in_eager(name):
     pte, summary = lower(Op(OPS[name]), (X,))
@@ -76,16 +67,16 @@ def test_nan_and_infinities_propagate_as_in_eager(name):
     expected = OPS[name](X)
     assert torch.isnan(expected).any()  # the case does exercise NaN
     actual = run(pte, (X,))[0]
-    assert _same(actual, expected), f"{name}: eager {expected.flatten().tolist()}, got {actual.flatten().tolist()}"
+    assert same_special_values(actual, expected), f"{name}: eager {expected.flatten().tolist()}, got {actual.flatten().tolist()}"
     finite = X.nan_to_num(nan=0.5, posinf=5.0, neginf=-5.0)
-    assert _same(run(pte, (finite,))[0], OPS[name](finite))  # and numbers stay what they were
+    assert same_special_values(run(pte, (finite,))[0], OPS[name](finite))  # and numbers stay what they were
 
 
 @pytest.mark.parametrize("name", ["relu", "amax", "max_pool2d_padded", "softmax"])
 def test_numerics_fast_leaves_openvinos_answer(name):
     # The control: without the rewrite OpenVINO drops the NaN, so the test above can fail.
     pte, _ = lower(Op(OPS[name]), (X,), partitioner=exov.OpenvinoPartitioner(numerics="fast"))
-    assert not _same(run(pte, (X,))[0], OPS[name](X))
+    assert not same_special_values(run(pte, (X,))[0], OPS[name](X))
 
 
 def test_integer_inputs_are_left_alone():
@@ -110,22 +101,6 @@ class _ProductsThenRelu(torch.nn.Module):
         return torch.relu(self.linear(x)), F.max_pool2d(image, 2, ceil_mode=True), torch.relu(x @ self.linear.weight.T)
 
 
-def _operation_types(program) -> collections.Counter:
-    import numpy as np
-    import openvino as ov
-
-    from executorch_openvino import processed_blob
-    from executorch_openvino.lowering.preprocess import BACKEND_ID
-
-    types = collections.Counter()
-    for _, lowered in program.exported_program().graph_module.named_children():
-        if getattr(lowered, "backend_id", None) == BACKEND_ID:
-            ir = processed_blob.unpack(lowered.processed_bytes)
-            model = ov.Core().read_model(ir.xml, ov.Tensor(np.frombuffer(ir.weights, np.uint8).copy()))
-            types.update(op.get_type_name() for op in model.get_ops())
-    return types
-
-
 def test_relu_after_a_product_is_exact_in_a_form_openvino_fuses():
     # relu of a linear layer's or a matmul's result becomes abs(elu(x, -0.0)), which OpenVINO fuses into
     # the product as it fuses its Relu, instead of a Select after it. Same answers as eager in every form:
@@ -134,7 +109,7 @@ def test_relu_after_a_product_is_exact_in_a_form_openvino_fuses():
     x[3] = torch.tensor([0.0, -0.0, -0.0, 0.0, -0.0, 0.0])  # products of zeros: +0.0 in both engines
     module = _ProductsThenRelu().eval()
     program = exov.lower(module, (x,))
-    types = _operation_types(program)
+    types = partition_operation_types(program)
     # The convolution's relu feeds a max pool, whose NaN rewrite reads it twice: OpenVINO could not fuse it
     # there, and it keeps the where(x < 0, 0, x) form.
     assert types["Elu"] == types["Abs"] == 2 and types["Less"] == 1, types
@@ -167,7 +142,7 @@ def test_relu_after_a_batch_norm_is_fused_unless_its_bias_holds_minus_zero(bias,
     x = X.clone()
     x[3] = torch.tensor([0.0, -0.0, -0.0, 0.0, -0.0, 0.0])
     program = exov.lower(module, (x,))
-    types = _operation_types(program)
+    types = partition_operation_types(program)
     assert (types["Elu"], types["Less"]) == ((1, 0) if fused else (0, 1)), types
     for inputs in (x, -x):
         actual, expected = run(program.buffer, (inputs,))[0], module(inputs)
@@ -206,3 +181,70 @@ def test_relu_after_a_product_keeps_the_zero_sign_that_what_reads_it_makes(name)
     actual = run(exov.lower(module, (X,)).buffer, (X,))[0]
     assert torch.equal(torch.isnan(actual), torch.isnan(expected))
     assert torch.equal(torch.signbit(actual[zeros]), torch.signbit(expected[zeros])), (actual, expected)
+
+
+class _ProductsReluQuantize(torch.nn.Module):
+    """relu of a linear layer and of a convolution, each read by a quantize only (an 8-bit program's pattern)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.linear = torch.nn.Linear(6, 5)
+        self.conv = torch.nn.Conv2d(1, 3, 1)
+
+    def forward(self, x):
+        from torch.ao.quantization.fx._decomposed import quantized_decomposed_lib  # noqa: F401 - the ops
+
+        q = torch.ops.quantized_decomposed
+        results = []
+        for y in (torch.relu(self.linear(x)), torch.relu(self.conv(x.reshape(1, 1, 5, 6)))):
+            codes = q.quantize_per_tensor.default(y, 0.1, 3, 0, 255, torch.uint8)
+            results.append(q.dequantize_per_tensor.default(codes, 0.1, 3, 0, 255, torch.uint8))
+        return tuple(results)
+
+
+def test_relu_read_by_a_quantize_is_fused_and_gives_eagers_codes_for_nan():
+    # A quantize reads +0.0 and -0.0 alike, so the fused form serves it: the 8-bit layers around it then run
+    # as in numerics="fast" (no f32 island). The relu's NaN reaches OpenVINO's quantize in both forms: eager
+    # gives it code 0 (here -0.3 once dequantized), OpenVINO quant_min, the same for this uint8 quantize
+    # (an int8 one differs in both forms: docs/user-guide/numerics.md).
+    module = _ProductsReluQuantize().eval()
+    program = exov.lower(module, (X,))
+    types = partition_operation_types(program)
+    assert types["Elu"] == types["Abs"] == 2 and types["Select"] == 0, types
+    for inputs in (X, -X):
+        for actual, expected in zip(run(program.buffer, (inputs,)), module(inputs)):
+            assert same_special_values(actual, expected), (inputs, actual, expected)
+    assert bool((module(X)[1] == -0.3).any())  # the case does quantize NaN
+
+
+class _ReluQuantize(torch.nn.Module):
+    def __init__(self, zero_point, low, high, dtype):
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = torch.nn.Conv2d(1, 3, 1)
+        self.args = (0.1, zero_point, low, high, dtype)
+
+    def forward(self, x):
+        from torch.ao.quantization.fx._decomposed import quantized_decomposed_lib  # noqa: F401 - the ops
+
+        q = torch.ops.quantized_decomposed
+        codes = q.quantize_per_tensor.default(torch.relu(self.conv(x.reshape(1, 1, 5, 6))), *self.args)
+        return q.dequantize_per_tensor.default(codes, *self.args)
+
+
+@pytest.mark.parametrize("zero_point, low, high, dtype, plain", [
+    (0, 0, 255, torch.uint8, True),  # NNCF's quantize after a relu: OpenVINO's own Relu gives eager's codes
+    (0, -128, 127, torch.int8, False),  # OpenVINO quantizes NaN to quant_min -128, eager to 0: the fused form
+])
+def test_relu_before_a_quantize_from_code_zero_stays_openvinos_relu(zero_point, low, high, dtype, plain):
+    module = _ReluQuantize(zero_point, low, high, dtype).eval()
+    program = exov.lower(module, (X,))
+    types = partition_operation_types(program)
+    # OpenVINO's conversion may fold the plain Relu into the FakeQuantize (its input_low 0 clamps too).
+    assert (types["Elu"], types["Select"], types["Less"]) == ((0, 0, 0) if plain else (1, 0, 0)), types
+    for inputs in (X, -X):
+        actual, expected = run(program.buffer, (inputs,))[0], module(inputs)
+        assert torch.isnan(module.conv(inputs.reshape(1, 1, 5, 6))).any()  # NaN reaches the relu
+        if plain:  # eager's codes exactly, NaN's included
+            assert same_special_values(actual, expected), (inputs, actual, expected)

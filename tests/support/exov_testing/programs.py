@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 from pathlib import Path
 
 import torch
@@ -110,3 +111,28 @@ def resealed(pte: bytes) -> bytes:
         out[at : at + len(blob)] = blob
         at = out.find(processed_blob.MAGIC, at + 1)
     return bytes(out)
+
+
+def same_special_values(actual: torch.Tensor, expected: torch.Tensor) -> bool:
+    """Shape and dtype equal, NaN in the same places, the same infinities, and float32-close numbers elsewhere."""
+    return (actual.shape == expected.shape and actual.dtype == expected.dtype
+            and torch.equal(torch.isnan(actual), torch.isnan(expected))
+            and torch.allclose(actual, expected, rtol=1e-6, atol=1e-7, equal_nan=True))
+
+
+def partition_operation_types(program) -> collections.Counter:
+    """OpenVINO operation types (``"MaxPool"``, ``"Select"``...) summed over the IR of every partition of this
+    delegate in `program` (what ``exov.lower`` returns)."""
+    import numpy as np
+    import openvino as ov
+
+    from executorch_openvino import processed_blob
+    from executorch_openvino.lowering.preprocess import BACKEND_ID
+
+    types, core = collections.Counter(), ov.Core()
+    for _, lowered in program.exported_program().graph_module.named_children():
+        if getattr(lowered, "backend_id", None) == BACKEND_ID:
+            ir = processed_blob.unpack(lowered.processed_bytes)
+            model = core.read_model(ir.xml, ov.Tensor(np.frombuffer(ir.weights, np.uint8).copy()))
+            types.update(op.get_type_name() for op in model.get_ops())
+    return types

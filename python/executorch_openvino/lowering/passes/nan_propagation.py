@@ -70,6 +70,7 @@ _SPECIAL_VALUES_ONLY = (_CLAMPS | _BINARY | _REDUCTIONS | set(_POOLS) | _SOFTMAX
                         | {"aten.exp.default", "aten.sign.default", "aten.elu.default", "aten.logical_not.default",
                            "aten.sort.default", _CAST})
 _DEQUANTIZE = "quantized_decomposed.dequantize_per_tensor.default"
+_QUANTIZE = "quantized_decomposed.quantize_per_tensor.default"
 
 # |b| below this is subnormal in float32 and bfloat16; 2**64 makes it normal without overflow.
 _WIDE_FLOATS = (torch.float32, torch.bfloat16)
@@ -132,7 +133,8 @@ def _never_minus_zero(program: torch.export.ExportedProgram) -> frozenset:
 # scaling after the relu would be fused too, as alpha * x + beta, which turns -(+0.0) into +0.0 (found by a
 # tester, both releases): there the where() form stays, which OpenVINO does not fuse.
 _FUSED_RELU_READERS = _SUMS_OF_PRODUCTS | {"aten.mean.dim", "aten.sum.dim_IntList", "aten.avg_pool2d.default",
-                                           "aten._adaptive_avg_pool2d.default"}
+                                           "aten._adaptive_avg_pool2d.default",
+                                           _QUANTIZE}
 
 
 def _fuses(relu: torch.fx.Node, x, never_minus_zero: frozenset) -> bool:
@@ -146,6 +148,19 @@ def _fuses(relu: torch.fx.Node, x, never_minus_zero: frozenset) -> bool:
         return False
     return users[0].op == "output" or (users[0].op == "call_function"
                                        and op_name(users[0].target) in _FUSED_RELU_READERS)
+
+
+def _quantized_from_code_zero(relu: torch.fx.Node) -> bool:
+    """Every reader of `relu` is a quantize with zero point 0 and quant_min 0 (NNCF's uint8 after a relu).
+
+    Then eager PyTorch's codes come out of OpenVINO's plain Relu: eager quantizes NaN to code 0, and
+    OpenVINO's quantize gives code 0 both for the 0 its Relu makes of NaN and for a NaN (quant_min, found by a
+    tester); negatives, -inf and -0.0 are code 0 in both. The fused ``abs(elu(x))`` form would cost an ``exp`` on
+    every element of the 8-bit convolution's result (the bench's INT8 CNN: 1.27x fast mode's time)."""
+    users = list(relu.users)
+    return bool(users) and all(
+        u.op == "call_function" and op_name(u.target) == _QUANTIZE and u.args[0] is relu
+        and len(u.args) > 3 and u.args[2] == 0 and u.args[3] == 0 for u in users)
 
 
 def _fusable_relu(build: NodeBuilder, x):
@@ -265,29 +280,90 @@ def _pool_weights(build: NodeBuilder, condition, x, spatial: int, negate: bool =
     return build(aten.mul.Tensor, mask, weights)
 
 
-# Ops whose float results are never -inf (whatever their input, NaN aside).
+# Ops whose float results are never negative (whatever their input, NaN aside), so never -inf.
 _NO_MINUS_INF = frozenset({"aten.sigmoid.default", "aten.exp.default", "aten.abs.default", "aten._softmax.default",
                            "aten.sqrt.default", "aten.hardsigmoid.default"})
-# Set on a rewritten clamp's result whose lower bound is finite: no -inf can come out of it.
+# Set on a rewritten clamp's result whose lower bound is finite, to that bound: no -inf can come out of it.
 _BOUNDED_BELOW = "exov_bounded_below"
 
 
-def _may_hold_minus_inf(x: torch.fx.Node) -> bool:
+def _lower_bound(x: torch.fx.Node) -> float | None:
+    """A finite number that no value of `x` is below (NaN aside), or None when none is known."""
+    if _BOUNDED_BELOW in x.meta:
+        return x.meta[_BOUNDED_BELOW]
+    return 0.0 if x.op == "call_function" and op_name(x.target) in _NO_MINUS_INF else None
 
-    if x.meta.get(_BOUNDED_BELOW):
+
+def _may_hold_minus_inf(x: torch.fx.Node) -> bool:
+    return _lower_bound(x) is None
+
+
+# The average pool with a max pool's windows (same kernel, stride, padding and ceil_mode; no dilation).
+_AVERAGE_OF = {"aten.max_pool2d_with_indices.default": aten.avg_pool2d.default,
+               "aten.max_pool3d_with_indices.default": aten.avg_pool3d.default}
+
+
+_MAX_POOL_DEFAULTS = {"kernel_size": None, "stride": [], "padding": 0, "dilation": 1, "ceil_mode": False}
+
+
+def _max_pool_arguments(pool: torch.fx.Node) -> tuple:
+    """(kernel_size, stride, padding, dilation, ceil_mode) of a ``max_poolNd_with_indices`` node, as given
+    (a size may be one number or one element for every spatial dimension), ATen's defaults filled in."""
+    given = {**_MAX_POOL_DEFAULTS, **dict(zip(_MAX_POOL_DEFAULTS, pool.args[1:])), **pool.kwargs}
+    return tuple(given[name] for name in _MAX_POOL_DEFAULTS)
+
+
+def _listed(size) -> list:
+    return list(size) if isinstance(size, (list, tuple)) else [size]
+
+
+def _found_by_average(pool: torch.fx.Node, x: torch.fx.Node) -> bool:
+    """Whether the windows of max pool `pool` of `x` that hold NaN are those whose sum is NaN, found by an
+    average pool of the same windows (see :func:`_max_pool`).
+
+    A sum is NaN where a NaN is, or where +inf meets -inf. So `x` must have a lower bound L that even
+    the window's element count n of them cannot take past -max (n * L > -max, max the largest bfloat16:
+    a bfloat16 inference precision sums in it; found by a tester, clamp(min=-3e38) gave NaN for eager's
+    +inf). And the pool must be 2-d or 3-d, without dilation, its indices unread, over static sizes each
+    at least the kernel's (avg_pool3d refuses smaller ones, which max_pool3d pads, found by a tester)."""
+    name = op_name(pool.target)
+    low = _lower_bound(x)
+    if name not in _AVERAGE_OF or low is None:
         return False
-    return not (x.op == "call_function" and op_name(x.target) in _NO_MINUS_INF)
+    spatial = _POOLS[name]
+    kernel, _, _, dilation, _ = _max_pool_arguments(pool)
+    kernel = _listed(kernel)
+    kernel = kernel * spatial if len(kernel) == 1 else kernel
+    if any(d != 1 for d in _listed(dilation)):
+        return False
+    value = _value(x)
+    sizes = list(value.shape)[value.dim() - spatial:]
+    if not all(isinstance(s, int) and s >= k for s, k in zip(sizes, kernel)):
+        return False
+    largest = min(torch.finfo(value.dtype).max, torch.finfo(torch.bfloat16).max)
+    if math.prod(kernel) * min(low, 0.0) <= -largest:
+        return False
+    indices = _getitems(pool)[1]
+    return indices is None or not indices.users
 
 
 def _max_pool(build: NodeBuilder, node, name, x, values, indices):
     """Values and indices of a max pool as PyTorch's: NaN (the last one's index) in a window
     holding NaN, -inf (the first one's index) in a window of only -inf.
 
-    Without indices, a 0/1 NaN mask is pooled as is (the weights only choose the index), and the
-    windows of only -inf are looked for only where the input may hold -inf (not after a ReLU or a
-    clamp from below, the common conv, ReLU, pool).
+    Without indices, and where the input cannot hold -inf (after a ReLU or a clamp from below, the
+    common conv, ReLU, pool), an average pool of the same windows finds those holding NaN
+    (:func:`_found_by_average`). Otherwise a 0/1 NaN mask is pooled as is without indices (the weights
+    only choose the index), and the windows of only -inf are looked for only where the input may hold -inf.
     """
     spatial = _POOLS[name]
+    if indices is None and _found_by_average(node, x):
+        # Without -inf in x or its sums, a window's sum is NaN only where it holds NaN (+inf alone sums
+        # to +inf): an average pool reads x once more and writes only pooled values, where an IsNaN mask
+        # would be written and pooled at x's size. Its divisor does not matter here.
+        kernel, stride, padding, _, ceil_mode = _max_pool_arguments(node)
+        sums = build(_AVERAGE_OF[name], x, kernel, stride, padding, bool(ceil_mode))
+        return build.nan_where(build(aten.isnan.default, sums), values), None
     if indices is None:
         nan_mask = build(aten._to_copy.default, build(aten.isnan.default, x), dtype=torch.float32)
     else:
@@ -404,13 +480,16 @@ def _rewrite(graph: torch.fx.Graph, node: torch.fx.Node, name: str, constants: f
     elif name in _CLAMPS:
         low, high = _clamp_bounds(node, name)
         # clamp(min=-0.0) gives -0.0 for negatives: only a +0.0 bound is relu
-        if low == 0 and math.copysign(1.0, low) > 0 and high is None and _fuses(node, x, never_minus_zero):
+        relu = low == 0 and math.copysign(1.0, low) > 0 and high is None
+        if relu and _quantized_from_code_zero(node):
+            return False  # OpenVINO's own Relu, fused into the 8-bit layer before it, gives eager's codes
+        if relu and _fuses(node, x, never_minus_zero):
             result = _fusable_relu(build, x)
         else:
             result = _clamped(build, x, low, high)
         if (isinstance(low, (int, float)) and math.isfinite(low)
                 and not (isinstance(high, (int, float)) and high == -math.inf)):  # clamp(max=-inf) is -inf
-            result.meta[_BOUNDED_BELOW] = True
+            result.meta[_BOUNDED_BELOW] = float(low)
         erase = True
     elif name == "aten.exp.default":
         result = build(aten.where.self, build(aten.isnan.default, x), x, node)
