@@ -185,7 +185,7 @@ class OpenVINOBackend:
             dumps_structure(outputs, "output")
             saved_export = _save_exported(exported, folder)
             try:
-                program = api.lower_exported(exported, partitioner, plan_inputs=dynamic_shapes is None)
+                program = api.lower_exported(exported, partitioner, plan_outputs=dynamic_shapes is None)
             except BaseException:
                 if saved_export is not None:
                     saved_export.unlink(missing_ok=True)
@@ -421,7 +421,7 @@ class OpenVINOBackend:
                     raise ValueError(f"cannot deploy on {device}: the exported program {source!r} is not the one "
                                      f"this backend was built with (its SHA-256 differs); build again")
                 program = api.lower_exported(torch.export.load(source), self._partitioner(device),
-                                             plan_inputs=not _has_dynamic_inputs(self._record["inputs"]))
+                                             plan_outputs=not _has_dynamic_inputs(self._record["inputs"]))
                 path = Path(source).with_suffix(f".{_safe(device)}.pte")
                 record = {**self._record, "device": device,
                           "program_path": str(_write_atomically(path, program.buffer).resolve()),

@@ -108,6 +108,28 @@ def test_any_memory_layout_gives_eagers_values(method, case):
     _still_works(method)
 
 
+class _Weights(torch.Tensor):
+    """A tensor subclass of a user's own."""
+
+
+KINDS = {
+    "a Parameter": lambda: torch.nn.Parameter(X.clone()),
+    "a tensor subclass": lambda: X.clone().as_subclass(_Weights),
+    "a negated view (torch's neg bit)": lambda: torch._neg_view(X.clone()),
+}
+
+
+@pytest.mark.parametrize("case", list(KINDS))
+def test_other_kinds_of_tensor_give_eagers_values(method, case):
+    # A Parameter or subclass was refused by executorch's pybindings ("Unsupported python type"); a negated
+    # view is contiguous but holds the unnegated values in memory, which ExecuTorch read (found by a tester).
+    x = KINDS[case]()
+    plain = x.detach().as_subclass(torch.Tensor).resolve_neg().clone()
+    for _ in range(2):
+        assert_matches_eager(list(method.execute([x])), eager(OneInput(_model), (plain,)))
+    _still_works(method)
+
+
 def test_a_channels_last_example_is_lowered_as_contiguous():
     x = X.contiguous(memory_format=torch.channels_last)
     program = exov.lower(OneInput(_model), (x,))

@@ -173,6 +173,6 @@ def export_llm(model, *, max_context_len: int = 512, weights: str = "f32", group
                                       weight_group_size=group_size if weights == "int4" else -1, weight_ratio=ratio,
                                       # Positions: integer arithmetic on them delegated, checked per call.
                                       input_ranges={"cache_position": (0, max_context_len - 1)})
-    # Inputs and outputs planned: at most max_context_len token ids and positions, and one row of logits.
+    # Outputs planned (one row of logits); token ids and positions are read where the caller holds them.
     program = lower_exported(exported, partitioner, constant_methods=metadata)
     return LlmProgram(program=program, tokenizer=tokenizer, metadata=metadata, weights=weights)

@@ -13,6 +13,7 @@ from .. import _native  # the extension module
 from ..quiet import quiet_dependencies
 from .foreign_backends import check_method_backends, explain_failed_load
 from .method_inputs import as_method_inputs, explain_refused_inputs
+from .method_outputs import copy_outputs, outputs_cloned_on_calling_thread
 from .native_log import executorch_log
 
 
@@ -74,7 +75,10 @@ class OpenVINOMethod:
         self._idle = [(method, program)]
         self._loaded = 1
         self._loading = 0
-        self._changed = threading.Condition(threading.Lock())
+        self._waiting = 0  # calls waiting for an idle copy: only then does a returned copy notify
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._clone_outputs = outputs_cloned_on_calling_thread(method.metadata)
 
     @property
     def max_concurrent_calls(self) -> int:
@@ -92,16 +96,17 @@ class OpenVINOMethod:
         try:
             return self._run(copy[0], inputs)
         finally:
-            with self._changed:
+            with self._lock:
                 self._idle.append(copy)
-                self._changed.notify()
+                if self._waiting:
+                    self._changed.notify()
 
     def _run(self, method, inputs):
         with executorch_log() as log, _DelegateErrors():
             try:
                 _native.begin_call()
                 try:
-                    return method.execute(inputs)
+                    return _execute(method, inputs, self._clone_outputs)
                 finally:
                     _native.end_call()
             except RuntimeError as error:
@@ -114,12 +119,19 @@ class OpenVINOMethod:
 
     def _take(self):
         """An idle copy (the most recently used), a new one when all are busy and there may be more, else waits."""
+        with self._lock:  # the common case, an idle copy, without the condition's Python-level calls
+            if self._idle:
+                return self._idle.pop()
         with self._changed:
             while not self._idle:
                 if self._loaded + self._loading < self._max:
                     self._loading += 1
                     break
-                self._changed.wait()
+                self._waiting += 1
+                try:
+                    self._changed.wait()
+                finally:
+                    self._waiting -= 1
             else:
                 return self._idle.pop()
         try:
@@ -142,6 +154,17 @@ class OpenVINOMethod:
 
     def __getattr__(self, name):
         return getattr(self._method, name)
+
+
+def _execute(method, inputs, clone_outputs: bool) -> list:
+    """``method.execute(inputs)``, its outputs cloned by the pybindings where torch's clone stays on the calling
+    thread (``clone_outputs``), else copied by :func:`.copy_outputs`."""
+    uncloned = getattr(method, "_method", None)  # executorch.runtime.Method's pybindings method (executorch 1.5.1)
+    if uncloned is None:
+        return method.execute(inputs)
+    if clone_outputs:
+        return uncloned(inputs, True)  # positional: 0.45 us less per call than the keyword
+    return copy_outputs(uncloned(inputs, False))
 
 
 def _concurrency(inits: list, requested) -> tuple[int, str]:

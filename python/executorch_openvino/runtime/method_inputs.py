@@ -32,7 +32,8 @@ _NUMBERS = (bool, int, float, type(None))
 
 
 def as_method_inputs(inputs) -> list:
-    """Returns ``inputs`` as a list with every tensor in the contiguous layout.
+    """Returns ``inputs`` as a list with every tensor in the contiguous layout (``inputs`` itself when it is
+    already such a list of plain tensors).
 
     A tensor that is already contiguous is passed as is (no copy); others
     (channels_last, transposed, sliced) are copied once, so the method sees the
@@ -43,6 +44,12 @@ def as_method_inputs(inputs) -> list:
     nor a Python number (a numpy array: pass ``torch.from_numpy(array)``), and
     for ``inputs`` that are a numpy array rather than a list.
     """
+    if type(inputs) is list:  # the common case, nothing to change: 0.9 us less per call of a two-input method
+        for x in inputs:
+            if type(x) is not torch.Tensor or not x.is_contiguous() or not x.numel() or x.is_neg():
+                break
+        else:
+            return inputs
     if isinstance(inputs, torch.Tensor):
         inputs = [inputs]
     elif _from_numpy(inputs):
@@ -75,15 +82,21 @@ def _not_an_input(index: int, value) -> str:
 def contiguous(value):
     """``value`` in the contiguous layout when it is a tensor (no copy if it is already), else as is.
 
+    A tensor subclass (``torch.nn.Parameter``) is passed as a plain tensor of the same memory, which
+    executorch 1.5.1's pybindings take ("Unsupported python type" otherwise); a negated view as its values.
     An empty tensor counts as contiguous in PyTorch whatever its strides, and ExecuTorch 1.5.1's
     pybindings abort the process on such strides (``make_tensor_ptr``: "invalid strides", an empty
     slice ``x[:, :0]`` of a (2, 16) tensor, found by a tester): it is replaced by a fresh empty one.
     """
     if not isinstance(value, torch.Tensor):
         return value
+    if type(value) is not torch.Tensor:  # a Parameter or another subclass: the pybindings take only Tensor
+        value = value.as_subclass(torch.Tensor)
     if value.numel() == 0:
         return torch.empty(value.shape, dtype=value.dtype)
-    return value.contiguous()
+    # A negated view (torch's neg bit, e.g. torch._neg_view) keeps the unnegated values in memory, which
+    # ExecuTorch would read as they are (found by a tester: x * 2 + 1 computed for -x): made real here.
+    return value.resolve_neg().contiguous()
 
 
 def _shape(sizes) -> str:
