@@ -29,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))  # exov_testing
 
+import call_path  # noqa: E402
 import concurrency  # noqa: E402
 import loading  # noqa: E402
 import torch  # noqa: E402
@@ -230,6 +231,10 @@ def main(argv=None) -> int:
                 detail = getattr(exc, "stderr", "") or ""
                 print(f"   FAILED: {exc}\n{detail[-3000:]}", flush=True)
                 results["overhead_cpp"] = None
+        if "tiny_add" in args.cases and "delegate" in args.engines:
+            print("\n== per-call cost from Python (tiny_add): each layer of the call", flush=True)
+            results["call_path"] = call_path.measure(workdir, make_case("tiny_add").inputs, args.rounds,
+                                                   min(0.4, args.seconds / 10))
         if "minilm_b8" in args.cases and "delegate" in args.engines:
             results["concurrency"] = concurrency.measure(workdir)
         load_cases = tuple(c for c in loading.LOAD_CASES if c in args.cases)

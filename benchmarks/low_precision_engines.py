@@ -12,7 +12,7 @@ import time
 
 import torch
 
-from engines import ExecutorchProgram, OpenVINOConvert, openvino_model
+from engines import ExecutorchProgram, OpenVINOConvert, ThisDelegateProgram, openvino_model
 from models import Case
 
 CALIBRATION_ITEMS = 16
@@ -54,9 +54,8 @@ def quantized_module(case: Case) -> torch.nn.Module:
     return _QUANTIZED[case.name]
 
 
-class DelegateInt8(ExecutorchProgram):
+class DelegateInt8(ThisDelegateProgram):
     key, label = "delegate_int8", "this delegate, INT8 (exov.quantize)"
-    counts_ir = True
 
     def _lower(self, case):
         import executorch_openvino as exov
@@ -115,12 +114,11 @@ class XnnpackInt8(ExecutorchProgram):
         return to_edge_transform_and_lower(exported, partitioner=[XnnpackPartitioner()]).to_executorch()
 
 
-class DelegateBf16(ExecutorchProgram):
+class DelegateBf16(ThisDelegateProgram):
     """``inference_precision="bf16"``; the label says what the compiled model took (``f32`` where the CPU has
     no bfloat16 units: OpenVINO then computes in float32 whatever was asked)."""
 
     key, label = "delegate_bf16", "this delegate, bf16 hint"
-    counts_ir = True
 
     def _lower(self, case):
         import executorch_openvino as exov
@@ -135,5 +133,18 @@ class DelegateBf16(ExecutorchProgram):
         self.label = f"this delegate, bf16 hint (compiled: {took})"
 
 
-LOW_PRECISION_ENGINES = [DelegateInt8, OpenVINOInt8SameIr, OpenVINOInt8, XnnpackInt8, DelegateBf16]
+class OpenVINOBf16(OpenVINOConvert):
+    """OpenVINO's own conversion compiled with ``INFERENCE_PRECISION_HINT=bf16``: the limit for
+    :class:`DelegateBf16`. The label says what the compiled model took."""
+
+    key, label = "openvino_bf16", "OpenVINO convert_model + API, bf16 hint"
+    properties = {"INFERENCE_PRECISION_HINT": "bf16"}
+
+    def _prepare(self, case, workdir):
+        super()._prepare(case, workdir)
+        took = str(self.compiled.get_property("INFERENCE_PRECISION_HINT"))  # "<Type: 'bfloat16'>"
+        self.label = f"OpenVINO convert_model + API, bf16 hint (compiled: {'bf16' if 'bfloat16' in took else 'f32'})"
+
+
+LOW_PRECISION_ENGINES = [DelegateInt8, OpenVINOInt8SameIr, OpenVINOInt8, XnnpackInt8, OpenVINOBf16, DelegateBf16]
 __all__ = ["LOW_PRECISION_ENGINES", "calibration"]

@@ -57,6 +57,9 @@ def install_runtime(session: nox.Session, wheel: Path, openvino: str = pins.OPEN
     """torch (pinned, first), then `wheel`, openvino `openvino` and `extra` into the session's venv."""
     install_torch(session)
     session.install(str(wheel), pins.openvino_requirement(openvino), *extra)
+    # In a reused venv (nox -r) pip keeps an installed build of the same version: the bench measured one from
+    # hours before (executorch_openvino 0.1.0 of an earlier commit), so this build replaces it.
+    session.install("--force-reinstall", "--no-deps", str(wheel))
 
 
 def install_build(session: nox.Session) -> None:

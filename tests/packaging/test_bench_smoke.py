@@ -56,7 +56,11 @@ def test_bench_writes_every_figure_for_the_tiny_model(tmp_path):
     assert set(cpp) == {"openvino_infer_only", "openvino_bind_infer", "delegate_same_buffers",
                         "delegate_alternating_buffers"}
     assert all(0 < v["median_us"] <= v["p90_us"] for v in cpp.values())
+    path = results["call_path"]  # no XNNPACK engine ran, so no XNNPACK row
+    assert set(path) == {"openvino_python_api", "pybindings_uncloned", "executorch_runtime", "exov_load_method"}
+    assert all(v > 0 for v in path.values())
     report = (out / "results.md").read_text()
+    assert "| exov_load_method |" in report
     assert "| tiny_add | OpenVINO convert_model + API |" in report and "| mlp | this delegate |" in report
     assert "| tiny_add | OpenVINO API (same IR) |" in report
     assert re.search(r"^\| mlp \| \d+ \| \d+ \| \d+ \(1\) \| - \| - \|", report, re.MULTILINE), report  # IR operations
