@@ -174,8 +174,14 @@ def quantize(module: torch.nn.Module, example_inputs: tuple, calibration: Iterab
     except (NotImplementedError, RuntimeError) as exc:
         # nncf 3.1.0 collects statistics of bool tensors in transformers ("abs_cpu" not implemented for
         # 'Bool', MiniLM's attention mask); 3.4.0 does not.
+        several = _several_results(graph_module)
+        # topk's (values, indices) reached this branch ("'isempty' is not implemented for tuple", a tester)
+        suspects = "" if not several else (
+            f"; it often fails on operators of several tensor results, which this module has "
+            f"({', '.join(several)}): quantize the layers around them as modules of their own")
         raise RuntimeError(f"NNCF {nncf.__version__} failed to quantize this module: {exc}. NNCF 3.4.0 "
                            "(with OpenVINO 2026.4) quantizes the models tested here (MLP, CNN, MiniLM as a "
-                           "transformer); nncf.IgnoredScope can leave the failing operation in float") from exc
+                           "transformer); nncf.IgnoredScope can leave the failing operation in float"
+                           f"{suspects}") from exc
     _check_quantized(quantized, examples, nncf.__version__)
     return quantized

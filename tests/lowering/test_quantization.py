@@ -266,6 +266,29 @@ def test_a_recurrent_layer_nncf_cannot_take_is_named_with_what_to_do():
                                    **FAKE_QUANT_TOLERANCE)
 
 
+class TopK(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 16)
+
+    def forward(self, x):
+        return torch.topk(self.fc(x), 3).values
+
+
+def test_an_nncf_failure_names_the_operators_of_several_results(monkeypatch):
+    # A tester's topk module made nncf 3.4.0 fail with "Function 'isempty' is not implemented for <class 'tuple'>"
+    # (not reproduced here, so NNCF's failure is simulated): the error names the suspect operator.
+    import nncf
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("Function 'isempty' is not implemented for <class 'tuple'>")
+
+    monkeypatch.setattr(nncf, "quantize", failing)
+    x = torch.randn(2, 8)
+    with pytest.raises(RuntimeError, match=r"several tensor results, which this module has \(topk \(aten.topk"):
+        exov.quantize(TopK().eval(), (x,), [torch.randn(2, 8) for _ in range(4)])
+
+
 def test_an_nncf_failure_names_the_release_that_works(monkeypatch):
     import nncf
 

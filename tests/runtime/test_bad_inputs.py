@@ -75,6 +75,10 @@ def _not_tensors():
                                               "pass torch.tensor(value) for a tensor input, or value.item()"),
         "a nested list": ([[X]], "input 0 is a list: the method takes torch.Tensor inputs; pass one flat list"),
         "a str": (["x"], "input 0 is a str: the method takes torch.Tensor inputs; pass a torch.Tensor"),
+        "a sparse COO tensor": ([X.to_sparse()], "input 0 is a torch.sparse_coo tensor: the method takes dense "
+                                                 "tensors; pass x.to_dense()"),
+        "a sparse CSR tensor": ([X[0, 0].to_sparse_csr()], "input 0 is a torch.sparse_csr tensor: the method takes "
+                                                          "dense tensors; pass x.to_dense()"),
         "one numpy array for the list": (X.numpy(), "the inputs are a numpy.ndarray, not a list: the method takes a "
                                                     "list of torch.Tensor, e.g. [torch.from_numpy(array)]"),
     }

@@ -20,9 +20,9 @@ from collections.abc import Callable
 
 import torch
 
-from . import (adaptive_max_pools, arange_dtypes, aten_spelling, avg_pool_padding, bool_casts, constant_cumsums,
-               embedding_bags, integer_remainders, kept_result_copies, medians, nan_propagation, per_channel_dequantize,
-               returned_inputs, round_decimals, zero_dim_integer_dtypes)
+from . import (adaptive_max_pools, arange_dtypes, aten_spelling, avg_pool_padding, bool_casts, clamp_bounds,
+               constant_cumsums, embedding_bags, integer_remainders, kept_result_copies, medians, nan_propagation,
+               per_channel_dequantize, returned_inputs, round_decimals, zero_dim_integer_dtypes)
 
 
 def run_before_decomposition(program: torch.export.ExportedProgram, *, exact: bool,
@@ -59,5 +59,6 @@ def run_before_conversion(program: torch.export.ExportedProgram, *, propagate_na
     avg_pool_padding.pad_explicitly(program)
     nan_propagation.zero_rows_without_keys(program)
     bool_casts.compare_instead_of_casting(program)
+    clamp_bounds.round_half_clamp_bounds(program)
     if propagate_nans:
         nan_propagation.propagate_nans(program)
