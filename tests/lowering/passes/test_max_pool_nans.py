@@ -1,7 +1,7 @@
 """Max pools over values that cannot hold -inf find their NaN windows with an average pool (nan_propagation.py).
 
 Without -inf, a window's sum is NaN exactly where the window holds NaN (+inf alone sums to +inf, and two
-near-FLT_MAX values overflow to +inf, not NaN). So after a relu, a clamp from below or a sigmoid, exact mode
+near-FLT_MAX values overflow to +inf, not NaN). So after a relu, a clamp from below, a sigmoid or a SiLU, exact mode
 pools the input once more as an average instead of writing and pooling an IsNaN mask of it. The windows
 must be the max pool's own for every kernel, stride, padding and ceil_mode, in 2-d and 3-d; where the pool's
 indices are read, or it dilates, the mask form stays. Every case is compared with eager PyTorch: NaN in the
@@ -37,6 +37,7 @@ ACTIVATIONS = {
     "clamp_min": lambda x: torch.clamp(x, min=-1.5),
     "relu6": F.relu6,
     "sigmoid": torch.sigmoid,
+    "silu": F.silu,  # x * sigmoid(x) once decomposed: never below -0.28, and NaN for -inf
 }
 POOLS = {
     "k2": dict(kernel_size=2),

@@ -287,10 +287,25 @@ _NO_MINUS_INF = frozenset({"aten.sigmoid.default", "aten.exp.default", "aten.abs
 _BOUNDED_BELOW = "exov_bounded_below"
 
 
+# x * sigmoid(x) (SiLU, as ExecuTorch decomposes it) is never below -0.2785 (its minimum, near x = -1.28);
+# -inf * sigmoid(-inf) is -inf * 0, NaN. -1 leaves room for rounding at any inference precision.
+_SILU_LOWER_BOUND = -1.0
+
+
+def _is_silu(x: torch.fx.Node) -> bool:
+    if not (x.op == "call_function" and op_name(x.target) == "aten.mul.Tensor" and len(x.args) == 2):
+        return False
+    a, b = x.args
+    return any(isinstance(s, torch.fx.Node) and s.op == "call_function" and op_name(s.target) == "aten.sigmoid.default"
+               and s.args[0] is other for s, other in ((a, b), (b, a)))
+
+
 def _lower_bound(x: torch.fx.Node) -> float | None:
     """A finite number that no value of `x` is below (NaN aside), or None when none is known."""
     if _BOUNDED_BELOW in x.meta:
         return x.meta[_BOUNDED_BELOW]
+    if _is_silu(x):
+        return _SILU_LOWER_BOUND
     return 0.0 if x.op == "call_function" and op_name(x.target) in _NO_MINUS_INF else None
 
 
