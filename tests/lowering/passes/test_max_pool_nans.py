@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 import executorch_openvino as exov
-from exov_testing.programs import partition_operation_types, run, same_special_values
+from exov_testing.programs import Fn, partition_operation_types, run, same_special_values
 
 NAN, INF = float("nan"), float("inf")
 
@@ -49,22 +49,13 @@ POOLS = {
 }
 
 
-class _Pool(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, x):
-        return self.fn(x)
-
-
 # Every pool after a relu, every activation before the padded ceil_mode pool.
 CASES = [("relu", pool) for pool in POOLS] + [(a, "k3_s2_p1_ceil") for a in ACTIVATIONS if a != "relu"]
 
 
 @pytest.mark.parametrize("activation, pool", CASES)
 def test_a_pool_after_an_activation_without_minus_inf_finds_nan_by_its_sums(activation, pool):
-    module = _Pool(lambda x: F.max_pool2d(ACTIVATIONS[activation](x), **POOLS[pool]))
+    module = Fn(lambda x: F.max_pool2d(ACTIVATIONS[activation](x), **POOLS[pool]))
     x = _image()
     program = exov.lower(module, (x,))
     types = partition_operation_types(program)
@@ -77,7 +68,7 @@ def test_a_pool_after_an_activation_without_minus_inf_finds_nan_by_its_sums(acti
 
 
 def test_a_3d_pool_with_ceil_mode_finds_nan_by_its_sums():
-    module = _Pool(lambda x: F.max_pool3d(torch.relu(x.reshape(1, 1, 2, 7, 9)), 2, ceil_mode=True))
+    module = Fn(lambda x: F.max_pool3d(torch.relu(x.reshape(1, 1, 2, 7, 9)), 2, ceil_mode=True))
     x = _image()
     program = exov.lower(module, (x,))
     assert partition_operation_types(program)["AvgPool"] == 1
@@ -97,7 +88,7 @@ CONV_BLOCKS = {
 @pytest.mark.parametrize("name", list(CONV_BLOCKS))
 def test_convolution_relu_pool_blocks_match_eager(name):
     torch.manual_seed(1)
-    module = _Pool(CONV_BLOCKS[name](torch.nn.Conv2d(2, 3, 3, padding=1))).eval()
+    module = Fn(CONV_BLOCKS[name](torch.nn.Conv2d(2, 3, 3, padding=1))).eval()
     x = _image()
     x[0, 1, 4, 0] = x[0, 1, 4, 1] = 1.0  # no finite overflow
     program = exov.lower(module, (x,))
@@ -124,7 +115,7 @@ MASK_FORMS = {
 @pytest.mark.parametrize("case", list(MASK_FORMS))
 def test_other_pools_keep_the_mask_form(case):
     fn, dtype = MASK_FORMS[case]
-    module = _Pool(fn)
+    module = Fn(fn)
     x = _image().clamp(-60000, 60000).to(dtype) if dtype == torch.float16 else _image()
     x[0, 0, 0, 1] = x[0, 0, 1, 0] = -3e38 if dtype == torch.float32 else -60000.0
     x[0, 0, 1, 1] = INF  # in the same 2x2 window
