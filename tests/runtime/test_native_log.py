@@ -171,3 +171,34 @@ def test_other_threads_writes_pass_through_while_a_call_filters():
         worker.join()
         assert sys.stderr is captured  # put back when the last block ended
     assert captured.getvalue() == "[cpuinfo_utils.cpp:71] Reading file /sys/devices/soc0/image_version\npartial "
+
+
+def test_each_call_filters_into_the_stderr_of_its_time(programs):
+    # The filter object is kept between calls and pointed at whatever sys.stderr is when a call starts.
+    method = exov.load_method(programs[0])
+    first, second = io.StringIO(), io.StringIO()
+    for captured in (first, second):
+        with redirect_stderr(captured):
+            with pytest.raises(ValueError, match="has shape"):
+                method.execute([torch.randn(3, 8), 2])  # explained: ExecuTorch's lines are dropped
+            with pytest.raises(RuntimeError, match="0x12"):
+                method.execute([X, 1.5])  # not explained: ExecuTorch's line is written
+            assert sys.stderr is captured
+    for captured in (first, second):
+        lines = captured.getvalue().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("[method.cpp:"), lines
+
+
+def test_a_block_inside_a_block_keeps_its_own_lines():
+    written = io.StringIO()
+    with redirect_stderr(written):
+        with native_log.executorch_log() as outer:
+            with pytest.raises(ValueError), native_log.executorch_log() as inner:
+                print("[tensor_impl.cpp:135] Attempted to change the tensor rank which is immutable: old=2, new=1",
+                      file=sys.stderr)
+                inner.explained()
+                raise ValueError("input 0 has 1 dimension")
+            assert written.getvalue() == ""  # held by the inner block, then dropped with the explanation
+            print("[method.cpp:1] Input 0 was expected to have type Tensor but was Int.", file=sys.stderr)
+            assert outer.call.held and written.getvalue() == ""
+        assert written.getvalue() == "[method.cpp:1] Input 0 was expected to have type Tensor but was Int.\n"
