@@ -7,8 +7,8 @@ Rows, each the median over interleaved rounds of microseconds per call in this p
 - ``pybindings_uncloned``: executorch's pybindings method with ``clone_outputs=False`` (no output copy), the
   least an ExecuTorch caller can do;
 - ``executorch_runtime``: ``executorch.runtime``'s ``Method.execute`` (outputs cloned by torch);
-- ``exov_load_method``: this package's ``exov.load_method`` (input layout check, a loaded copy per thread,
-  ExecuTorch's log filtered, the GIL let go during inference, outputs copied);
+- ``exov_load_method``: this package's ``exov.load_method`` (the method run without executorch's pybindings:
+  inputs read in place, a loaded copy per thread, the GIL let go while it runs, outputs copied);
 - ``xnnpack_executorch_runtime``: XNNPACK's program of the same module through ``executorch.runtime``.
 """
 

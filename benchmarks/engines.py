@@ -149,8 +149,9 @@ class ExecutorchProgram(Engine):
 class ThisDelegateProgram(ExecutorchProgram):
     """A ``.pte`` of this delegate, run as README.md runs one: ``exov.load_method``.
 
-    Unlike ``executorch.runtime``'s ``execute``, it copies large outputs without torch's OpenMP threads,
-    whose spinning after the copy slowed OpenVINO's next inference (executorch_openvino.runtime.method_outputs).
+    Unlike ``executorch.runtime``'s ``execute``, it runs the method without executorch's pybindings and copies
+    outputs without torch's OpenMP threads, whose spinning after a copy slowed OpenVINO's next inference
+    (native/python/python_method.h).
     """
 
     counts_ir = True

@@ -25,7 +25,7 @@ foreach(list EXOV_LOADER_SOURCES EXOV_BLOB_SOURCES EXOV_BACKEND_SOURCES)
   list(TRANSFORM ${list} PREPEND "${EXOV_DELEGATE_DIR}/")
 endforeach()
 # The Python extension _native (linked to the delegate library).
-set(EXOV_PYTHON_SOURCES python_infer_hooks.cpp python_module.cpp)
+set(EXOV_PYTHON_SOURCES executorch_log_capture.cpp python_method.cpp python_module.cpp)
 list(TRANSFORM EXOV_PYTHON_SOURCES PREPEND "${CMAKE_CURRENT_LIST_DIR}/python/")
 # The runner's .npy reader and writer.
 set(EXOV_NPY_SOURCES "${EXOV_RUNNER_DIR}/npy_file.cpp")

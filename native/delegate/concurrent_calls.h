@@ -1,7 +1,7 @@
-// What lets calls of one loaded program run at once (OpenVINOMethod's pool of
-// methods, python/executorch_openvino/api.py): the hooks around each blocking
-// OpenVINO inference, counters of inferences in flight, and the per-thread
-// record of inits a program load made. The public side is in delegate_api.h.
+// What shows calls of one loaded program running at once (OpenVINOMethod's pool
+// of methods, python/executorch_openvino/runtime/loaded_method.py): counters of
+// inferences in flight, and the per-thread record of inits a program load made.
+// The public side is in delegate_api.h.
 #pragma once
 
 #include "delegate_api.h"
@@ -10,20 +10,13 @@
 
 namespace executorch_openvino {
 
-// Around one OpenVINO inference: counts it in infer_counters() and calls the
-// installed InferHooks (set_infer_hooks). Only the inference may run inside
-// the scope: with the hooks of the pybindings, the Python thread has let go
-// of its interpreter there.
+// Around one OpenVINO inference: counts it in infer_counters().
 class InferScope {
  public:
   InferScope();
   ~InferScope();
   InferScope(const InferScope&) = delete;
   InferScope& operator=(const InferScope&) = delete;
-
- private:
-  void* token_ = nullptr;
-  void (*reacquire_)(void*) = nullptr;  // the pair of the release that gave token_
 };
 
 // Appends one successful init to the calling thread's capture, if one is on.

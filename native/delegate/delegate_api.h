@@ -113,19 +113,7 @@ int live_compiled_models();
 // released by ExecuTorch's destroy() when its method is freed.
 int live_infer_requests();
 
-// Around each OpenVINO inference execute calls `release()` and, when that
-// returned non-null, `reacquire(token)` once the inference is done; nothing
-// else runs in between. The pybindings install them so that an opted-in
-// Python thread lets other threads run during inference (python_infer_hooks.h);
-// without hooks (a C++ application) nothing is released.
-struct InferHooks {
-  void* (*release)() = nullptr;
-  void (*reacquire)(void* token) = nullptr;
-};
-void set_infer_hooks(InferHooks hooks);
-
-// OpenVINO inferences running now in execute (counted from before `release`
-// to after `reacquire`), the most seen at once since reset_infer_peak(), and
+// OpenVINO inferences running now in execute, the most seen at once since reset_infer_peak(), and
 // all finished since the library loaded.
 struct InferCounters {
   int in_flight = 0;

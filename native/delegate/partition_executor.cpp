@@ -306,7 +306,7 @@ Error execute_partition(Partition& partition, Span<EValue*> args) {
   }
   ov_status_e status;
   {
-    InferScope scope;  // other Python threads may run here: nothing else in this scope
+    InferScope scope;
     status = api.ov_infer_request_infer(partition.request);
   }
   if (status != OK) {

@@ -4,7 +4,7 @@
 #include "delegate_api.h"
 #include "openvino_library.h"
 #include "program_backends.h"
-#include "python_infer_hooks.h"
+#include "python_method.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/pair.h>
@@ -87,8 +87,8 @@ nb::dict backends_by_method(executorch::runtime::DataLoader* loader) {
 NB_MODULE(_native, m) {
   m.doc() = "Native half of executorch_openvino: registration and OpenVINO library state.";
   m.attr("BACKEND_ID") = executorch_openvino::kBackendId;
-  executorch_openvino::install_python_infer_hooks();
   executorch_openvino::set_log_unavailability(false);  // Python raises it with the places tried
+  executorch_openvino::bind_python_method(m);
 
   m.def(
       "registration_error_code", [] { return static_cast<int>(executorch_openvino::registration_status()); },
@@ -250,11 +250,6 @@ NB_MODULE(_native, m) {
       },
       "OpenVINO inferences running now, the most at once since reset_infer_peak(), and all finished.");
   m.def("reset_infer_peak", &executorch_openvino::reset_infer_peak);
-
-  m.def("begin_call", &executorch_openvino::begin_python_call,
-        "Opts this thread in until end_call(): each OpenVINO inference lets the interpreter go. Only for a "
-        "method no other thread runs meanwhile. False (nothing opted in) where that cannot be made safe.");
-  m.def("end_call", &executorch_openvino::end_python_call);
 
   m.def(
       "output_counters",

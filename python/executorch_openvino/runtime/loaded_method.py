@@ -12,27 +12,8 @@ from pathlib import Path
 from .. import _native  # the extension module
 from ..quiet import quiet_dependencies
 from .foreign_backends import check_method_backends, explain_failed_load
-from .method_inputs import as_method_inputs, explain_refused_inputs
-from .method_outputs import copy_outputs, outputs_cloned_on_calling_thread
-from .native_log import executorch_log
-
-
-class _DelegateErrors:
-    """Adds the delegate's own message to ExecuTorch's RuntimeError (which carries only a code).
-
-    The message is this thread's (``thread_last_error``): another thread's
-    failure meanwhile neither replaces nor clears it.
-    """
-
-    def __enter__(self):
-        _native.clear_thread_last_error()
-
-    def __exit__(self, kind, error, traceback):
-        if isinstance(error, RuntimeError):
-            detail = _native.thread_last_error()
-            if detail:
-                raise RuntimeError(f"{error}\nexecutorch-openvino: {detail}") from error
-        return False
+from .method_inputs import SCALAR_TYPES, as_method_inputs, explain_refused_inputs
+from .native_log import executorch_log, write_held_lines
 
 
 # At most this many loaded copies of one method, whatever OpenVINO suggests: each
@@ -59,26 +40,28 @@ class OpenVINOMethod:
     when all :attr:`max_concurrent_calls` are busy. A copy is another program
     load from the same ``.pte`` (its own planned memory, the same OpenVINO
     compiled models: ``_native.live_compiled_models()``), made the first time
-    a call finds every copy busy: sequential calls use one copy. During each
-    OpenVINO inference the thread lets the Python interpreter go, so copies run
-    at once; outside it calls hold the interpreter, as ``executorch.runtime``
-    does. Other attributes are those of ``executorch.runtime.Method`` (of the
-    first copy).
+    a call finds every copy busy: sequential calls use one copy. While the
+    method runs (ExecuTorch's ``set_inputs`` and ``execute``, OpenVINO's
+    inferences among them) the thread lets the Python interpreter go, so copies
+    run at once. The method runs without executorch's pybindings
+    (``native/python/python_method.h``: their Python glue took most of a small
+    program's call); ``metadata`` is ExecuTorch's ``MethodMeta``, read from the
+    program as ``executorch.runtime`` loads it (``.execute`` and ``.metadata``
+    are what ``executorch.runtime.Method`` has too).
     """
 
     def __init__(self, method, program, *, reload=None, max_concurrent_calls: int = 1):
         self.source: str | None = None  # the .pte's path when loaded from one (load_method sets it)
         self._method = method  # the first copy: metadata and other attributes
-        self._program = program  # the method must not outlive its program
-        self._reload = reload  # () -> (method, program), another copy; None: never
+        self._program = program  # executorch.runtime's Program of the first copy (its metadata)
+        self._reload = reload  # () -> another LoadedCopy; None: never
         self._max = max_concurrent_calls if reload is not None else 1
-        self._idle = [(method, program)]
+        self._idle = [method]
         self._loaded = 1
         self._loading = 0
         self._waiting = 0  # calls waiting for an idle copy: only then does a returned copy notify
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
-        self._clone_outputs = outputs_cloned_on_calling_thread(method.metadata)
 
     @property
     def max_concurrent_calls(self) -> int:
@@ -91,49 +74,40 @@ class OpenVINOMethod:
         return self._loaded
 
     def execute(self, inputs):
-        inputs = as_method_inputs(inputs)
-        copy = self._take()
+        lock, idle = self._lock, self._idle
+        with lock:  # the common case, an idle copy, inline: each call's Python costs more than its inference
+            copy = idle.pop() if idle else None
+        if copy is None:
+            copy = self._take()
         try:
-            return self._run(copy[0], inputs)
+            return copy.execute(inputs)
+        except RuntimeError as error:
+            self._raise_explained(error, inputs)
         finally:
-            with self._lock:
-                self._idle.append(copy)
+            with lock:
+                idle.append(copy)
                 if self._waiting:
                     self._changed.notify()
 
-    def _run(self, method, inputs):
-        with executorch_log() as log:
-            _native.clear_thread_last_error()
-            _native.begin_call()
-            try:
-                return _execute(method, inputs, self._clone_outputs)
-            except RuntimeError as error:
-                failure = error
-            finally:
-                _native.end_call()
-            explained = self._explained(failure, inputs, log)
-            if explained is None:
-                raise failure
-            raise explained from failure
-
-    def _explained(self, error: RuntimeError, inputs, log) -> Exception | None:
-        """What to raise for ExecuTorch's ``error`` (it carries only a code): a ``ValueError`` when it refused
-        the inputs, the error with the delegate's message added when the delegate failed, else ``None``
-        (``error`` itself). Inline in :meth:`_run`, not :class:`_DelegateErrors`: a context manager's two
-        calls cost about 0.5 us on every call."""
-        if "set_inputs" in str(error):  # ExecuTorch logs why it refused the inputs and raises only a code
-            problem = explain_refused_inputs(self._method.metadata, inputs)
+    def _raise_explained(self, failure: RuntimeError, inputs) -> None:
+        """Raises what a call's ``failure`` means: a ``ValueError`` naming the input when ExecuTorch refused
+        the inputs (it logs why and raises only a code), else ``failure``, which carries the delegate's
+        message; ExecuTorch's lines held during the call are written unless the error restates them."""
+        held = _native.take_held_log_lines()
+        explained = None
+        if "set_inputs" in str(failure):
+            with executorch_log():  # reading the metadata may log too
+                problem = explain_refused_inputs(self._method.metadata, inputs)
             if problem is not None:
-                log.explained()
-                return ValueError(f"{problem}\n(ExecuTorch: {error})")
-        detail = _native.thread_last_error()
-        return RuntimeError(f"{error}\nexecutorch-openvino: {detail}") if detail else None
+                explained = ValueError(f"{problem}\n(ExecuTorch: {failure})")
+        write_held_lines(held, explained or failure, explained=explained is not None)
+        if explained is None:
+            raise failure
+        raise explained from failure
 
     def _take(self):
-        """An idle copy (the most recently used), a new one when all are busy and there may be more, else waits."""
-        with self._lock:  # the common case, an idle copy, without the condition's Python-level calls
-            if self._idle:
-                return self._idle.pop()
+        """An idle copy (the most recently used), a new one when all are busy and there may be more, else waits.
+        (execute takes an idle copy itself when there is one.)"""
         with self._changed:
             while not self._idle:
                 if self._loaded + self._loading < self._max:
@@ -168,29 +142,58 @@ class OpenVINOMethod:
         return getattr(self._method, name)
 
 
-def _execute(method, inputs, clone_outputs: bool) -> list:
-    """``method.execute(inputs)``, its outputs cloned by the pybindings where torch's clone stays on the calling
-    thread (``clone_outputs``), else copied by :func:`.copy_outputs`."""
-    uncloned = getattr(method, "_method", None)  # executorch.runtime.Method's pybindings method (executorch 1.5.1)
-    if uncloned is None:
-        return method.execute(inputs)
-    if clone_outputs:
-        return uncloned(inputs, True)  # positional: 0.45 us less per call than the keyword
-    return copy_outputs(uncloned(inputs, False))
+class LoadedCopy:
+    """One loaded copy of a method: ``native``, the ``_native.Method`` that runs it (python_method.h), and
+    ``metadata``, its ExecuTorch ``MethodMeta`` (read from the ``executorch.runtime`` Program ``program``, which
+    loads no method)."""
+
+    __slots__ = ("native", "program", "name")
+
+    def __init__(self, native, program, name: str):
+        self.native, self.program, self.name = native, program, name
+
+    @property
+    def metadata(self):
+        return self.program.metadata(self.name)
+
+    def execute(self, inputs) -> list:
+        """The method's outputs for ``inputs`` (see :meth:`OpenVINOMethod.execute`), each tensor a copy that
+        owns its memory; ``RuntimeError`` with ExecuTorch's code otherwise."""
+        outputs = self.native.execute(inputs)  # a list of contiguous CPU tensors and numbers, the common case
+        if outputs is None:
+            outputs = self.native.execute(as_method_inputs(inputs))
+            if outputs is None:  # as_method_inputs refuses what the method cannot take
+                raise TypeError(f"inputs {inputs!r} were not made ones the method takes")
+        return outputs
+
+
+_TORCH_API = None
+
+
+def _torch_api() -> tuple:
+    """What ``_native.Method`` needs of torch (python_method.h): ``torch.Tensor``, ``torch.empty_like``,
+    ``torch.empty_strided``, ``{dtype: ExecuTorch ScalarType code}``, ``torch.strided``."""
+    global _TORCH_API
+    if _TORCH_API is None:
+        import torch
+
+        _TORCH_API = (torch.Tensor, torch.empty_like, torch.empty_strided,
+                      {dtype: code for code, dtype in SCALAR_TYPES.items()}, torch.strided)
+    return _TORCH_API
 
 
 def _concurrency(inits: list, requested) -> tuple[int, str]:
     """How many calls may run at once, from what the method's inits reported, and why no more.
 
     Several calls need several loaded copies, which is right only when the
-    program keeps nothing between calls (each copy would keep its own state)
-    and pays only where the GIL is let go, in OpenVINO inferences. The
-    default is the smallest OPTIMAL_NUMBER_OF_INFER_REQUESTS of the method's
+    program keeps nothing between calls (each copy would keep its own state),
+    and is worth each copy's memory where OpenVINO computes. The default is
+    the smallest OPTIMAL_NUMBER_OF_INFER_REQUESTS of the method's
     compiled models (LATENCY on CPU: 1; THROUGHPUT: its streams, 2 on 2
     cores), at most :data:`MAX_CONCURRENT_CALLS`.
     """
     if not inits:
-        return 1, "the method has no OpenVINO partition, and only OpenVINO inferences let the GIL go"
+        return 1, "the method has no OpenVINO partition, whose OPTIMAL_NUMBER_OF_INFER_REQUESTS would say how many"
     if any(init["program_state"] != "none" for init in inits):
         return 1, ("the program keeps state between calls (a buffer it changes), or was lowered by an "
                    "executorch-openvino that did not record whether it does: each loaded copy would keep its own")
@@ -236,15 +239,20 @@ def _file_identity(path: Path) -> tuple:
 
 def _load(runtime, data, method_name: str):
     """``(method, program, inits)``: the inits are the delegate's, of this load only."""
-    loaded = runtime.load_program(data)
+    with executorch_log():
+        loaded = runtime.load_program(data)  # its names and metadata; the method is loaded by _native.Method
     if method_name not in loaded.method_names:
         raise RuntimeError(f"the program has no method {method_name!r}; it has {sorted(loaded.method_names)}")
     _native.start_init_capture()
     try:
-        method = loaded.load_method(method_name)
+        native = _native.Method(str(data) if isinstance(data, Path) else data, method_name, _torch_api(),
+                                write_held_lines)
+    except RuntimeError as error:
+        write_held_lines(_native.take_held_log_lines(), error)
+        raise
     finally:
         inits = _native.finish_init_capture()
-    return method, loaded, inits
+    return LoadedCopy(native, loaded, method_name), loaded, inits
 
 
 def load_method(program, method_name: str = "forward", *, max_concurrent_calls: int | None = None) -> OpenVINOMethod:
@@ -291,8 +299,7 @@ def load_method(program, method_name: str = "forward", *, max_concurrent_calls: 
     elif isinstance(data, Path) and check_method_backends(str(data), method_name):
         data, again = _program_source(data.read_bytes())  # its delegate crashed on a file-loaded program
     try:
-        with executorch_log(), _DelegateErrors():
-            method, loaded, inits = _load(runtime, data, method_name)
+        method, loaded, inits = _load(runtime, data, method_name)
     except RuntimeError as error:
         explained = explain_failed_load(data if isinstance(data, bytes) else str(data), method_name)
         if explained:
@@ -310,10 +317,9 @@ def load_method(program, method_name: str = "forward", *, max_concurrent_calls: 
             return _from(program, OpenVINOMethod(method, loaded))
 
         def reload():
-            with executorch_log(), _DelegateErrors():
-                copy, copy_program, _ = _load(runtime, again(), method_name)
+            copy, _, _ = _load(runtime, again(), method_name)
             again()
-            return copy, copy_program
+            return copy
     return _from(program, OpenVINOMethod(method, loaded, reload=reload, max_concurrent_calls=limit))
 
 

@@ -20,7 +20,7 @@ import torch
 
 # ExecuTorch's ScalarType codes (runtime/core/portable_type/scalar_type.h,
 # the same numbering as c10::ScalarType) as MethodMeta reports them.
-_SCALAR_TYPES = {
+SCALAR_TYPES = {
     0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64,
     5: torch.float16, 6: torch.float32, 7: torch.float64, 8: torch.complex32,
     9: torch.complex64, 10: torch.complex128, 11: torch.bool, 15: torch.bfloat16,
@@ -132,7 +132,7 @@ def explain_refused_inputs(meta, inputs: Sequence) -> str | None:
         except (RuntimeError, IndexError):  # not a tensor input (an int or other value)
             continue
         code = int(info.dtype())
-        expected_dtype = _SCALAR_TYPES.get(code, f"ExecuTorch ScalarType {code}")
+        expected_dtype = SCALAR_TYPES.get(code, f"ExecuTorch ScalarType {code}")
         expected = tuple(info.sizes())
         if not isinstance(value, torch.Tensor):
             return (f"input {i} of method '{name}' is of type {type(value).__name__}, the method takes a "

@@ -16,6 +16,10 @@ each of their calls (pybind11's ``scoped_estream_redirect`` looks ``sys.stderr``
 - the delegate's precision notice is dropped: :func:`..loaded_method.load_method` gives it as a Python warning;
 - every other line is written at once.
 
+A loaded method's own load and calls (``_native.Method``, native/python/python_method.h) run without the
+pybindings: ExecuTorch's lines of such a call are held in C++ (native/python/executorch_log_capture.h) and go
+through the same rules afterwards, by :func:`write_held_lines`.
+
 Other threads' writes, and this thread's outside the block, pass through untouched. Lines logged while a call
 has let the interpreter go (OpenVINO's inference) or outside ExecuTorch's pybindings go straight to the
 process's stderr, unfiltered. Held lines all precede an error return, never an abort, so a crash loses none.
@@ -203,3 +207,19 @@ class executorch_log:  # noqa: N801 - used as a function: ``with executorch_log(
                     _spare.append(log_filter)
         finally:
             _lock.release()
+
+
+def write_held_lines(text: str, error: BaseException | None = None, *, explained: bool = False) -> None:
+    """Writes ``text``, ExecuTorch's lines that ``_native.Method`` held during a load or call on this thread, to
+    ``sys.stderr`` as a block would (see the module's text): ``error`` is the exception leaving the call
+    (``None`` when it succeeded), ``explained`` says it explains ExecuTorch's refusal of the inputs."""
+    target = sys.stderr
+    if not text or target is None:
+        return
+    call = Call()
+    if explained:
+        call.explained()
+    *lines, call.partial = text.split("\n")
+    for line in lines:
+        call.line(line, target.write)
+    call.finish(error, target.write)
