@@ -279,7 +279,7 @@ def _most_inferences_seen(call, calls: int, stop_when_seen: bool, looks_needed: 
 
 
 def test_raw_executorch_method_called_from_two_threads_stays_exact():
-    # Not opted in: the GIL serialises the calls, as before this delegate let it go anywhere.
+    # executorch.runtime keeps the GIL for the whole call, so it serialises the calls.
     from executorch.runtime import Runtime
 
     # executorch's Method does not keep the Program, which owns the program's bytes: hold it.
