@@ -26,6 +26,7 @@ namespace {
 
 constexpr int kMaxDims = 16;  // more than any program this delegate lowers has used
 constexpr int kScalarTypeCodes = 64;
+constexpr size_t kTemplateBytes = 64 * 1024;  // outputs up to this size keep a tensor to make the next like
 
 std::string hex(et::Error e) {
   char text[16];
@@ -150,6 +151,11 @@ PythonMethod::PythonMethod(nb::object program, const std::string& method_name, n
       if (method.ok()) {
         method_ = method.get();
         output_templates_.resize(method_->outputs_size());
+        const et::MethodMeta meta = method_->method_meta();
+        for (size_t i = 0; i < meta.num_inputs(); ++i) {
+          auto tag = meta.input_tag(i);
+          input_tags_.push_back(tag.ok() ? tag.get() : et::Tag::None);
+        }
         failure = give_unplanned_outputs_buffers();
       } else
         failure = "Failed to load method " + method_name_ + ", error: " + hex(method.error());
@@ -245,11 +251,22 @@ nb::object PythonMethod::execute(nb::handle inputs) {
       values[i] = et::EValue(item.ptr() == Py_True);
     } else if (PyLong_Check(item.ptr())) {
       long long v = PyLong_AsLongLong(item.ptr());
-      if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+      if (v == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        throw nb::value_error(
+            ("input " + std::to_string(i) + " is an int outside int64, which ExecuTorch's ints are").c_str());
+      }
       values[i] = et::EValue(static_cast<int64_t>(v));
     } else if (PyFloat_Check(item.ptr())) {
       values[i] = et::EValue(PyFloat_AsDouble(item.ptr()));
     } else if (item.is_none()) {
+      // ExecuTorch 1.5.1 aborts the process for None where the method takes a number ("EValue is not a
+      // Scalar", found by a tester): refused here as ExecuTorch refuses other values of the wrong type.
+      if (static_cast<size_t>(i) < input_tags_.size() && input_tags_[i] != et::Tag::None &&
+          input_tags_[i] != et::Tag::Tensor)
+        throw std::runtime_error("method->set_inputs() for method '" + method_name_ + "' failed with error " +
+                                 hex(et::Error::InvalidArgument) + ": input " + std::to_string(i) +
+                                 " is None, the method takes a number there");
       values[i] = et::EValue();
     } else {
       return nb::none();  // not a value a method takes: runtime/method_inputs.py says which and what to pass
@@ -280,13 +297,16 @@ nb::object PythonMethod::execute(nb::handle inputs) {
       if (code < 0 || code >= kScalarTypeCodes || dtype_of_code_[code].is_none())
         throw std::runtime_error("output " + std::to_string(i) + " has ExecuTorch scalar type " + std::to_string(code) +
                                  ", which has no torch dtype here");
-      OutputTemplate& kept_like = output_templates_[i];
-      const bool same_shape = !kept_like.tensor.is_none() && kept_like.code == code &&
-                              kept_like.sizes.size() == static_cast<size_t>(t.dim()) &&
-                              std::equal(kept_like.sizes.begin(), kept_like.sizes.end(), t.sizes().begin());
+      // A tensor of the output's shape this object keeps for itself (never one it returned: a caller may
+      // change that one's shape in place), for outputs small enough that holding one costs little.
+      OutputTemplate& kept = output_templates_[i];
+      const size_t bytes = t.nbytes();
+      const bool same_shape = !kept.tensor.is_none() && kept.code == code &&
+                              kept.sizes.size() == static_cast<size_t>(t.dim()) &&
+                              std::equal(kept.sizes.begin(), kept.sizes.end(), t.sizes().begin());
       nb::object out;
       if (same_shape) {
-        out = empty_like_(kept_like.tensor);  // 0.7 us against 1.4 for torch.empty(sizes, dtype=...)
+        out = empty_like_(kept.tensor);  // 0.7 us against 1.4 for torch.empty_strided(..., dtype=, device=)
       } else {
         nb::tuple sizes = nb::steal<nb::tuple>(PyTuple_New(t.dim()));
         nb::tuple strides = nb::steal<nb::tuple>(PyTuple_New(t.dim()));
@@ -294,12 +314,25 @@ nb::object PythonMethod::execute(nb::handle inputs) {
           PyTuple_SetItem(sizes.ptr(), d, PyLong_FromLong(t.sizes()[d]));
           PyTuple_SetItem(strides.ptr(), d, PyLong_FromLong(t.strides()[d]));  // channels-last outputs too
         }
-        out = empty_strided_(sizes, strides, nb::arg("dtype") = dtype_of_code_[code]);
-        kept_like.tensor = out;  // empty_like keeps its strides; its values are never read
-        kept_like.code = code;
-        kept_like.sizes.assign(t.sizes().begin(), t.sizes().end());
+        // device: a `with torch.device(...)` block around the call must not move the result.
+        auto make = [&] {
+          return empty_strided_(sizes, strides, nb::arg("dtype") = dtype_of_code_[code], nb::arg("device") = "cpu");
+        };
+        out = make();
+        if (bytes <= kTemplateBytes) {
+          kept.tensor = make();
+          kept.code = code;
+          kept.sizes.assign(t.sizes().begin(), t.sizes().end());
+        } else {
+          kept.tensor = nb::none();
+        }
       }
-      if (t.nbytes() > 0) std::memcpy(data_address(out), t.const_data_ptr(), t.nbytes());
+      void* destination = data_address(out);
+      if (bytes > 0 && (destination == nullptr || !PyObject_IsTrue(attribute(out, names().is_cpu).ptr())))
+        throw std::runtime_error("output " + std::to_string(i) +
+                                 " was made outside CPU memory by torch (a mode such as FakeTensorMode is active?): "
+                                 "call the method outside it");
+      if (bytes > 0) std::memcpy(destination, t.const_data_ptr(), bytes);
       result.append(out);
     } else if (value.isInt()) {
       result.append(nb::int_(value.toInt()));

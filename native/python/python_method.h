@@ -46,12 +46,13 @@ class PythonMethod {
  private:
   nanobind::object program_;  // the bytes the loader reads, or the path
   nanobind::object tensor_type_, empty_like_, empty_strided_, strided_;
-  struct OutputTemplate {  // the tensor made for an output's last shape: empty_like(tensor) makes the next
+  struct OutputTemplate {  // a private tensor of an output's last shape: empty_like(tensor) makes the next
     nanobind::object tensor = nanobind::none();
     int code = -1;
     std::vector<int32_t> sizes;
   };
   std::vector<OutputTemplate> output_templates_;
+  std::vector<executorch::runtime::Tag> input_tags_;
   std::vector<std::unique_ptr<uint8_t[]>> output_buffers_;  // of outputs memory planning left out
 
   std::string give_unplanned_outputs_buffers();  // "" or why it failed

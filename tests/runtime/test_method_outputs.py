@@ -107,3 +107,65 @@ def test_an_input_outside_cpu_memory_is_refused_by_name(doubled):
     with pytest.raises(TypeError, match="input 0 is not in CPU memory: pass x.cpu()"):
         method.execute([torch.empty(2, 8, device="meta")])
     assert_matches_eager(method.execute([x]), [x * 2 + 1])  # the method still runs
+
+
+@pytest.mark.parametrize("change", [
+    lambda out: out.squeeze_(0),
+    lambda out: out.t_(),
+    lambda out: out.resize_(0),
+    lambda out: out.set_(),
+], ids=["squeeze_", "t_", "resize_", "set_"])
+@pytest.mark.parametrize("rows", [1, 512], ids=["small", "large"])  # below and above the kept-tensor size
+def test_a_result_changed_in_place_does_not_change_later_results(change, rows):
+    # Found by a tester: the next output was made like the changed result (wrong shape, or a copy past its end).
+    model = Fn(lambda x: x * 2 + 1)
+    x = torch.randn(rows, 64)
+    method = exov.load_method(exov.lower(model, (x,)).buffer)
+    change(method.execute([x])[0])
+    for _ in range(3):
+        assert_matches_eager(method.execute([x]), eager(model, (x,)))
+
+
+@pytest.mark.parametrize("rows", [1, 512], ids=["small", "large"])
+def test_the_method_keeps_no_result_alive(rows):
+    import gc
+    import weakref
+
+    x = torch.randn(rows, 64)
+    method = exov.load_method(exov.lower(Fn(lambda x: x + 1), (x,)).buffer)
+    results = [weakref.ref(method.execute([x])[0]) for _ in range(3)]
+    gc.collect()
+    assert all(r() is None for r in results)
+
+
+def test_results_stay_on_cpu_inside_a_default_device_block(doubled):
+    # Found by a tester: torch.empty_strided without a device made a meta tensor there, and the copy crashed.
+    method, x = doubled
+    with torch.device("meta"):
+        outputs = method.execute([x])
+    assert outputs[0].device.type == "cpu"
+    assert_matches_eager(outputs, [x * 2 + 1])
+
+
+class _Scaled(torch.nn.Module):
+    def forward(self, x, n: int):
+        return torch.relu(x) * n
+
+
+def test_none_or_an_int_beyond_int64_for_an_int_input_is_an_error_not_an_abort():
+    # executorch 1.5.1 aborts the process for None where a method takes a number (found by a tester).
+    x = torch.randn(2, 8)
+    method = exov.load_method(exov.lower(_Scaled(), (x, 2)).buffer)
+    with pytest.raises((RuntimeError, ValueError), match="input 1"):
+        method.execute([x, None])
+    with pytest.raises(ValueError, match="input 1 is an int outside int64"):
+        method.execute([x, 2**70])
+    assert_matches_eager(method.execute([x, 2]), eager(_Scaled(), (x, 2)))
+
+
+def test_a_wrapper_subclass_is_refused_by_name(doubled):
+    from torch.testing._internal.two_tensor import TwoTensor
+
+    method, x = doubled
+    with pytest.raises(TypeError, match="input 0 is a .*TwoTensor, a tensor subclass"):
+        method.execute([TwoTensor(x, x.clone())])

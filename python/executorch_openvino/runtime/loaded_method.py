@@ -9,6 +9,8 @@ import threading
 import warnings
 from pathlib import Path
 
+import torch
+
 from .. import _native  # the extension module
 from ..quiet import quiet_dependencies
 from .foreign_backends import check_method_backends, explain_failed_load
@@ -161,9 +163,12 @@ class LoadedCopy:
         owns its memory; ``RuntimeError`` with ExecuTorch's code otherwise."""
         outputs = self.native.execute(inputs)  # a list of contiguous CPU tensors and numbers, the common case
         if outputs is None:
-            outputs = self.native.execute(as_method_inputs(inputs))
-            if outputs is None:  # as_method_inputs refuses what the method cannot take
-                raise TypeError(f"inputs {inputs!r} were not made ones the method takes")
+            plain = as_method_inputs(inputs)  # raises TypeError for what no conversion helps
+            outputs = self.native.execute(plain)
+            if outputs is None:  # a wrapper subclass stays one through as_subclass (torch's TwoTensor)
+                index, value = next((i, x) for i, x in enumerate(plain) if type(x) is not torch.Tensor)
+                raise TypeError(f"input {index} is a {type(value).__module__}.{type(value).__name__}, a tensor "
+                                "subclass whose memory is not a plain tensor's: pass a torch.Tensor")
         return outputs
 
 
