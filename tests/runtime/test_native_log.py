@@ -53,6 +53,8 @@ REFUSED = {  # inputs ExecuTorch refuses in set_inputs, and the ValueError of th
     "dtype": ("static", [X.double(), 2], "has dtype torch.float64, the method was exported for torch.float32"),
     "type": ("static", [3, 2], "input 0 of method 'forward' is of type int"),
     "count": ("static", [X], "takes 2 inputs, 1 was given"),
+    "number": ("static", [X, 3], "input 1 of method 'forward' is 3, the method was exported with 2"),
+    "number, dynamic": ("dynamic", [X, 3], "input 1 of method 'forward' is 3, the method was exported with 2"),
 }
 
 

@@ -14,7 +14,7 @@ import torch
 from .. import _native  # the extension module
 from ..quiet import quiet_dependencies
 from .foreign_backends import check_method_backends, explain_failed_load
-from .method_inputs import SCALAR_TYPES, as_method_inputs, explain_refused_inputs
+from .method_inputs import SCALAR_TYPES, as_method_inputs, explain_fixed_number, explain_refused_inputs
 from .native_log import executorch_log, write_held_lines
 
 
@@ -99,7 +99,8 @@ class OpenVINOMethod:
         explained = None
         if "set_inputs" in str(failure):
             with executorch_log():  # reading the metadata may log too
-                problem = explain_refused_inputs(self._method.metadata, inputs)
+                meta = self._method.metadata
+                problem = explain_fixed_number(meta.name(), held) or explain_refused_inputs(meta, inputs)
             if problem is not None:
                 explained = ValueError(f"{problem}\n(ExecuTorch: {failure})")
         write_held_lines(held, explained or failure, explained=explained is not None)
@@ -141,6 +142,8 @@ class OpenVINOMethod:
         return copy
 
     def __getattr__(self, name):
+        if name.startswith("__") or "_method" not in self.__dict__:  # copy.copy asks before __init__ ran
+            raise AttributeError(name)
         return getattr(self._method, name)
 
 

@@ -14,6 +14,7 @@ what the method takes and what to pass instead.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import torch
@@ -107,6 +108,26 @@ def contiguous(value):
 
 def _shape(sizes) -> str:
     return "(" + ", ".join(str(int(s)) for s in sizes) + ("," if len(sizes) == 1 else "") + ")"
+
+
+# ExecuTorch 1.5.1's line when a number input differs from the value the method was exported with (first the
+# exported value, then the given one).
+_FIXED_NUMBER = re.compile(r"^\[method\.cpp:\d+\] The (\d+)-th input of method should have the same value as the "
+                           r"input_evalue, but got (\S+) and (\S+)$", re.MULTILINE)
+
+
+def explain_fixed_number(method_name: str, logged: str) -> str | None:
+    """Names the number input whose value differs from the exported one, from the lines ExecuTorch ``logged``
+    while it refused the inputs (``None`` when they say nothing of it). ExecuTorch keeps a number input
+    (an ``int``, ``float`` or ``bool`` argument) at its exported value: a tester's ``x * k`` exported with
+    ``k=2`` refused ``k=3``, and the shape check below would blame a valid dynamic tensor instead."""
+    found = _FIXED_NUMBER.search(logged)
+    if found is None:
+        return None
+    index, exported, given = found.groups()
+    return (f"input {index} of method '{method_name}' is {given}, the method was exported with {exported}: "
+            f"ExecuTorch keeps a number input at its exported value; pass {exported}, or pass a tensor for values "
+            "that change (torch.tensor(value)) when exporting")
 
 
 def explain_refused_inputs(meta, inputs: Sequence) -> str | None:

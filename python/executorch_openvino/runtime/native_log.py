@@ -47,6 +47,8 @@ INPUT_REFUSALS = tuple(re.compile(p) for p in (
     r"^\[method\.cpp:\d+\] Input \d+ has unexpected scalar type: expected \w+ but was \w+\.$",
     r"^\[method\.cpp:\d+\] Input \d+ was expected to have type \w+ but was \w+\.$",
     r"^\[method\.cpp:\d+\] Invalid number of inputs provided\. Expected \d+, but got \d+$",
+    r"^\[method\.cpp:\d+\] The \d+-th input of method should have the same value as the input_evalue, but got "
+    r"\S+ and \S+$",
 ))
 # Logged when explain_refused_inputs asks MethodMeta for the tensor meta of an input that is not a tensor (an
 # int), its way to find out: this package's probe, never the user's concern.
