@@ -17,39 +17,35 @@ namespace {
 
 // executorch's pybindings write ExecuTorch's log to the std::cerr of
 // libstdc++.so.6 (our libraries link a private libstdc++), found with dlsym.
-// Returns false where it cannot be found (then nothing is muted).
-bool mute_shared_stderr(std::streambuf** saved, std::basic_ios<char>** stream) {
+// While alive, that stream has no buffer (writes set badbit and are dropped);
+// where it cannot be found nothing is muted.
+class MutedSharedStderr {
+ public:
+  MutedSharedStderr() {
 #if defined(__linux__)
-  using SetBuffer = std::streambuf* (*)(std::basic_ios<char>*, std::streambuf*);
-  void* library = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_NOLOAD);
-  if (library == nullptr) return false;
-  void* err = dlsym(library, "_ZSt4cerr");
-  void* set = dlsym(library, "_ZNSt9basic_iosIcSt11char_traitsIcEE5rdbufEPSt15basic_streambufIcS1_E");
-  dlclose(library);  // it stays loaded: executorch's pybindings link it
-  if (err == nullptr || set == nullptr) return false;
-  *stream = static_cast<std::ostream*>(err);                    // libstdc++'s object layout is its stable ABI
-  *saved = reinterpret_cast<SetBuffer>(set)(*stream, nullptr);  // no buffer: writes set badbit, are dropped
-  return true;
-#else
-  (void)saved;
-  (void)stream;
-  return false;
+    void* library = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_NOLOAD);
+    if (library == nullptr) return;
+    void* err = dlsym(library, "_ZSt4cerr");
+    void* set = dlsym(library, "_ZNSt9basic_iosIcSt11char_traitsIcEE5rdbufEPSt15basic_streambufIcS1_E");
+    dlclose(library);  // it stays loaded: executorch's pybindings link it
+    if (err == nullptr || set == nullptr) return;
+    stream_ = static_cast<std::ostream*>(err);  // libstdc++'s object layout is its stable ABI
+    set_ = reinterpret_cast<SetBuffer>(set);
+    saved_ = set_(stream_, nullptr);
 #endif
-}
+  }
+  ~MutedSharedStderr() {
+    if (set_ != nullptr) set_(stream_, saved_);  // rdbuf(saved) clears the state again
+  }
+  MutedSharedStderr(const MutedSharedStderr&) = delete;
+  MutedSharedStderr& operator=(const MutedSharedStderr&) = delete;
 
-void unmute_shared_stderr(std::streambuf* saved, std::basic_ios<char>* stream) {
-#if defined(__linux__)
+ private:
   using SetBuffer = std::streambuf* (*)(std::basic_ios<char>*, std::streambuf*);
-  void* library = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_NOLOAD);
-  void* set =
-      library ? dlsym(library, "_ZNSt9basic_iosIcSt11char_traitsIcEE5rdbufEPSt15basic_streambufIcS1_E") : nullptr;
-  if (library) dlclose(library);
-  if (set) reinterpret_cast<SetBuffer>(set)(stream, saved);  // rdbuf(saved) clears the state again
-#else
-  (void)saved;
-  (void)stream;
-#endif
-}
+  std::basic_ios<char>* stream_ = nullptr;
+  std::streambuf* saved_ = nullptr;
+  SetBuffer set_ = nullptr;
+};
 
 thread_local bool capturing = false;
 thread_local std::string held;
@@ -78,11 +74,8 @@ void install_log_capture() {
   // ExecuTorch logs, through the function it replaces (executorch's pybindings', which writes to
   // std::cerr), that a PAL was registered before: not the user's concern. The interpreter is held, so no
   // executorch pybindings call runs meanwhile.
-  std::streambuf* saved = nullptr;
-  std::basic_ios<char>* stream = nullptr;
-  const bool muted = mute_shared_stderr(&saved, &stream);
+  MutedSharedStderr muted;
   et::register_pal(et::PalImpl::create(&hold_or_forward, __FILE__));
-  if (muted) unmute_shared_stderr(saved, stream);
 }
 
 ThreadLogCapture::ThreadLogCapture() : outer_(!capturing) { capturing = true; }
