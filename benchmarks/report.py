@@ -307,8 +307,13 @@ def why_not(goal: str, results: dict) -> str:
         differ = {t: (theirs.get(t, 0), ours.get(t, 0)) for t in set(theirs) | set(ours)
                   if theirs.get(t, 0) != ours.get(t, 0)}
         if differ:
-            return "IR operations differ (convert_model / delegate): " + ", ".join(
+            text = "IR operations differ (convert_model / delegate): " + ", ".join(
                 f"{t} {a}/{b}" for t, (a, b) in sorted(differ.items(), key=lambda i: -abs(i[1][0] - i[1][1]))[:5])
+            engines = results["models"].get(model, {}).get("engines", {})
+            fast = paired_ratio(engines.get("delegate_fast"), engines.get("openvino"))
+            if keys == ("openvino", "delegate") and fast:  # how much of it exact mode's rewrites are
+                text += f"; numerics=fast is {_percent_text(fast)} over convert_model"
+            return text
         if theirs:
             return "the same operations as convert_model's IR: the difference is at run time, not in the IR"
     return ""
