@@ -120,19 +120,23 @@ def same_special_values(actual: torch.Tensor, expected: torch.Tensor) -> bool:
             and torch.allclose(actual, expected, rtol=1e-6, atol=1e-7, equal_nan=True))
 
 
-def partition_operation_types(program) -> collections.Counter:
-    """OpenVINO operation types (``"MaxPool"``, ``"Select"``...) summed over the IR of every partition of this
-    delegate in `program` (what ``exov.lower`` returns)."""
+def partition_models(program) -> list:
+    """The ``openvino.Model`` of every partition of this delegate in `program` (what ``exov.lower`` returns)."""
     import numpy as np
     import openvino as ov
 
     from executorch_openvino import processed_blob
     from executorch_openvino.lowering.preprocess import BACKEND_ID
 
-    types, core = collections.Counter(), ov.Core()
+    core, models = ov.Core(), []
     for _, lowered in program.exported_program().graph_module.named_children():
         if getattr(lowered, "backend_id", None) == BACKEND_ID:
             ir = processed_blob.unpack(lowered.processed_bytes)
-            model = core.read_model(ir.xml, ov.Tensor(np.frombuffer(ir.weights, np.uint8).copy()))
-            types.update(op.get_type_name() for op in model.get_ops())
-    return types
+            models.append(core.read_model(ir.xml, ov.Tensor(np.frombuffer(ir.weights, np.uint8).copy())))
+    return models
+
+
+def partition_operation_types(program) -> collections.Counter:
+    """OpenVINO operation types (``"MaxPool"``, ``"Select"``...) summed over the IR of every partition of this
+    delegate in `program` (what ``exov.lower`` returns)."""
+    return collections.Counter(op.get_type_name() for model in partition_models(program) for op in model.get_ops())

@@ -21,8 +21,8 @@ from collections.abc import Callable
 import torch
 
 from . import (adaptive_max_pools, arange_dtypes, aten_spelling, avg_pool_padding, bool_casts, clamp_bounds,
-               constant_cumsums, embedding_bags, integer_remainders, kept_result_copies, medians, nan_propagation,
-               per_channel_dequantize, returned_inputs, round_decimals, zero_dim_integer_dtypes)
+               constant_cumsums, embedding_bags, flattened_matmuls, integer_remainders, kept_result_copies, medians,
+               nan_propagation, per_channel_dequantize, returned_inputs, round_decimals, zero_dim_integer_dtypes)
 
 
 def run_before_decomposition(program: torch.export.ExportedProgram, *, exact: bool,
@@ -57,6 +57,7 @@ def run_before_conversion(program: torch.export.ExportedProgram, *, propagate_na
     arange_dtypes.state_float_arange_dtypes(program)
     per_channel_dequantize.write_out_per_channel_dequantize(program)
     avg_pool_padding.pad_explicitly(program)
+    flattened_matmuls.unflatten_matmuls(program)
     nan_propagation.zero_rows_without_keys(program)
     bool_casts.compare_instead_of_casting(program)
     clamp_bounds.round_half_clamp_bounds(program)

@@ -1,0 +1,107 @@
+"""Matrix products on their operand's own shape instead of a flattened view of it.
+
+ExecuTorch's edge decomposition writes a linear layer, or a recurrent layer's step, on an input of rank 3 or
+more as ``view_copy(x, [M, K])``, ``addmm`` (or ``mm``), then ``view_copy`` back to ``x``'s leading sizes.
+``openvino.convert_model`` of the same ``torch.export`` program gives a MatMul on ``x`` itself; the two views
+are two Reshapes more per product in the delegate's IR (the bench's LSTM: 254 of them, 2 per step, and
+4% to 6% slower than ``convert_model``'s IR through OpenVINO's own API in the same rounds; docs/benchmarks.md
+at 996094c). :func:`unflatten_matmuls` writes such a product as ``linear(x, w, bias)`` on ``x`` itself, which
+OpenVINO's converter keeps whole (``ops_to_not_decompose`` of openvino 2025.4.1 and 2026.4.1; it decomposes ``matmul``
+into the views again) and converts to one MatMul and an Add, as it converts ``addmm``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..ops import NodeBuilder, op_name
+
+aten = torch.ops.aten
+
+_VIEW = "aten.view_copy.default"
+_PRODUCTS = {"aten.addmm.default", "aten.mm.default"}
+
+
+def _static_shape(node) -> list[int] | None:
+    value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+    if not isinstance(value, torch.Tensor) or not all(isinstance(s, int) for s in value.shape):
+        return None
+    return list(value.shape)
+
+
+def _rewritable(product: torch.fx.Node) -> bool:
+    """mm, or addmm with beta and alpha 1 and a bias of shape [N] or [1, N] (one row for every row of the
+    product, so it broadcasts over the unflattened sizes the same way)."""
+    if op_name(product.target) == "aten.mm.default":
+        return True
+    bias = _static_shape(product.args[0])
+    return (all(product.kwargs.get(name, 1) == 1 for name in ("beta", "alpha")) and len(product.args) == 3
+            and bias is not None and len(bias) in (1, 2) and (len(bias) == 1 or bias[0] == 1))
+
+
+def _source(product: torch.fx.Node):
+    """``(x, lead)`` where `product`'s left operand is ``view_copy(x, [prod(lead), K])`` of an `x` of static shape
+    ``lead + [K]`` with ``len(lead) >= 2``, and every reader of `product` is a ``view_copy`` to
+    ``lead + [N]``; None otherwise."""
+    left = product.args[1] if op_name(product.target) == "aten.addmm.default" else product.args[0]
+    if not (isinstance(left, torch.fx.Node) and left.op == "call_function" and op_name(left.target) == _VIEW):
+        return None
+    x = left.args[0]
+    shape, flat, result = _static_shape(x), _static_shape(left), _static_shape(product)
+    if shape is None or flat is None or result is None or len(shape) < 3:
+        return None
+    lead = shape[:-1]
+    if flat != [math.prod(lead), shape[-1]]:
+        return None
+    readers = list(product.users)
+    if not readers or not all(r.op == "call_function" and op_name(r.target) == _VIEW
+                              and _static_shape(r) == lead + [result[-1]] for r in readers):
+        return None
+    return x, lead
+
+
+def unflatten_matmuls(program: torch.export.ExportedProgram) -> int:
+    """Rewrites each ``view_copy -> addmm | mm -> view_copy`` of `program`'s graph (found by ``_source``) as
+    ``linear`` on the unflattened operand (with ``addmm``'s bias); returns how many it rewrote.
+    Only static shapes are rewritten: a dynamic one keeps its views, which give the same values."""
+    graph = program.graph
+    rewritten = 0
+    for product in list(graph.nodes):
+        if product.op != "call_function" or op_name(product.target) not in _PRODUCTS or not _rewritable(product):
+            continue
+        found = _source(product)
+        if found is None:
+            continue
+        x, _ = found
+        build = NodeBuilder(graph, product)
+        addmm = op_name(product.target) == "aten.addmm.default"
+        right = product.args[2] if addmm else product.args[1]
+        # linear, which OpenVINO's converter keeps whole (matmul it decomposes to the views again), takes the
+        # weight as [N, K]: the decomposition's own permute_copy of it, or a transpose of another right operand.
+        if (right.op == "call_function" and op_name(right.target) == "aten.permute_copy.default"
+                and list(right.args[1]) == [1, 0]):
+            weight = right.args[0]
+        else:
+            weight = build(aten.permute_copy.default, right, [1, 0])
+        bias = product.args[0] if addmm else None
+        if bias is not None and len(_static_shape(bias)) == 1:
+            result = build(aten.linear.default, x, weight, bias)
+        else:
+            result = build(aten.linear.default, x, weight)
+            if bias is not None:
+                result = build(aten.add.Tensor, result, bias)
+        for view in list(product.users):
+            view.replace_all_uses_with(result)
+            graph.erase_node(view)
+        flat = product.args[1] if addmm else product.args[0]
+        graph.erase_node(product)
+        for unused in (flat, right):
+            if unused.op == "call_function" and not unused.users:
+                graph.erase_node(unused)
+        rewritten += 1
+    if rewritten:
+        graph.lint()
+        program.graph_module.recompile()
+    return rewritten

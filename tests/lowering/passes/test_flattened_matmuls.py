@@ -1,0 +1,128 @@
+"""Matrix products on an input of rank 3 or more: no Reshape pair around each in the IR, eager's values.
+
+ExecuTorch's edge decomposition flattens the operand of a linear layer or an LSTM step (``view_copy``,
+``addmm`` or ``mm``, ``view_copy`` back); ``passes/flattened_matmuls.py`` gives OpenVINO the product on the
+operand's own shape, as ``openvino.convert_model`` does. The IR checks fail without that rewrite (the LSTM
+had 2 Reshapes per step); the products it must leave alone are checked for their values.
+"""
+
+import pytest
+import torch
+
+import executorch_openvino as exov
+from exov_testing.programs import Fn, assert_matches_eager, eager, partition_models, partition_operation_types
+
+NUMERICS = ["exact", "fast"]
+
+
+class Recurrent(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(6, 16, num_layers=2, batch_first=True)
+        self.head = torch.nn.Linear(16, 3)
+
+    def forward(self, x):
+        out, (h, c) = self.lstm(x)
+        return self.head(out), h, c
+
+
+def _reshapes_beside_products(program) -> int:
+    """Reshapes that feed a MatMul or read one, in every partition's IR."""
+    found = 0
+    for model in partition_models(program):
+        for op in model.get_ops():
+            if op.get_type_name() != "MatMul":
+                continue
+            feeding = [op.input_value(i).get_node() for i in range(op.get_input_size())]
+            reading = [target.get_node() for target in op.output(0).get_target_inputs()]
+            found += sum(node.get_type_name() == "Reshape" for node in feeding + reading)
+    return found
+
+
+def _lowered(module, inputs, **options):
+    program = exov.lower(module.eval(), inputs, **options)
+    assert partition_operation_types(program)["MatMul"] > 0, "the products were not delegated"
+    return program
+
+
+def _check(program, module, input_sets):
+    method = exov.load_method(program.buffer)
+    for inputs in input_sets:  # several calls, and of one loaded method
+        assert_matches_eager(list(method.execute(list(inputs))), eager(module, inputs))
+
+
+@pytest.mark.parametrize("numerics", NUMERICS)
+def test_lstm_steps_have_no_reshapes(numerics, tmp_path):
+    torch.manual_seed(0)
+    module = Recurrent().eval()
+    inputs = (torch.randn(3, 5, 6),)
+    program = _lowered(module, inputs, numerics=numerics)
+    assert _reshapes_beside_products(program) == 0
+    path = tmp_path / "lstm.pte"
+    path.write_bytes(program.buffer)  # and from a file
+    method = exov.load_method(path)
+    for _ in range(2):
+        x = torch.randn(3, 5, 6)
+        assert_matches_eager(list(method.execute([x])), eager(module, (x,)))
+
+
+@pytest.mark.parametrize("bias", [True, False], ids=["addmm", "mm"])
+@pytest.mark.parametrize("shape", [(2, 7, 8), (2, 3, 5, 8), (1, 1, 8)], ids=lambda s: "x".join(map(str, s)))
+def test_linear_on_higher_ranks(shape, bias):
+    torch.manual_seed(0)
+    module = torch.nn.Linear(8, 6, bias=bias)
+    program = _lowered(module, (torch.randn(shape),))
+    assert partition_operation_types(program)["Reshape"] == 0
+    assert _reshapes_beside_products(program) == 0
+    _check(program, module, [(torch.randn(shape),), (torch.randn(shape),)])
+
+
+def test_dynamic_sizes_keep_their_views():
+    torch.manual_seed(0)
+    module = torch.nn.Linear(8, 6).eval()
+    batch = torch.export.Dim("batch", min=1, max=16)
+    program = _lowered(module, (torch.randn(4, 5, 8),), dynamic_shapes=({0: batch},))
+    assert _reshapes_beside_products(program) > 0  # left flattened: the check above can fail
+    _check(program, module, [(torch.randn(n, 5, 8),) for n in (1, 4, 16)])
+
+
+# Products the rewrite must leave alone, each written with the views that the decomposition writes.
+def _full_bias(x, w, b):  # a bias with one row per flattened row: it does not broadcast over (2, 3)
+    return torch.addmm(b, x.reshape(6, 8), w).reshape(2, 3, 6)
+
+
+def _scaled(x, w, b):  # beta and alpha other than 1
+    return torch.addmm(b, x.reshape(6, 8), w, beta=0.5, alpha=2.0).reshape(2, 3, 6)
+
+
+def _flat_result_returned(x, w, b):  # the flat product is read by something other than its view back
+    flat = torch.addmm(b, x.reshape(6, 8), w)
+    return flat.reshape(2, 3, 6), flat.sum(0)
+
+
+def _flat_operand_returned(x, w, b):  # the flattened operand is read elsewhere too: rewritten, it stays
+    flat = x.reshape(6, 8)
+    return torch.addmm(b, flat, w).reshape(2, 3, 6), flat * 2
+
+
+def _regrouped(x, w, b):  # viewed back to other leading sizes than the operand's
+    return torch.addmm(b, x.reshape(6, 8), w).reshape(3, 2, 6)
+
+
+@pytest.mark.parametrize("fn, bias_shape", [(_full_bias, (6, 6)), (_scaled, (6,)), (_flat_result_returned, (6,)),
+                                            (_flat_operand_returned, (6,)), (_regrouped, (6,)),
+                                            (_regrouped, (1, 6))],
+                         ids=["full-bias", "scaled", "flat-result-returned", "flat-operand-returned", "regrouped",
+                              "regrouped-row-bias"])
+def test_other_products_keep_eager_values(fn, bias_shape):
+    torch.manual_seed(0)
+    module = Fn(fn)
+    make = lambda: (torch.randn(2, 3, 8), torch.randn(8, 6), torch.randn(bias_shape))  # noqa: E731
+    program = _lowered(module, make())
+    _check(program, module, [make(), make()])
+
+
+def test_flat_operand_returned_is_still_rewritten():
+    # The product is rewritten; the view that something else reads stays, once.
+    program = _lowered(Fn(_flat_operand_returned), (torch.randn(2, 3, 8), torch.randn(8, 6), torch.randn(6)))
+    assert partition_operation_types(program)["Reshape"] == 1
