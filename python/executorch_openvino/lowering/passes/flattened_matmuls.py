@@ -42,16 +42,16 @@ def _rewritable(product: torch.fx.Node) -> bool:
 
 
 def _source(product: torch.fx.Node):
-    """``(x, lead)`` where `product`'s left operand is ``view_copy(x, [prod(lead), K])`` of an `x` of static shape
-    ``lead + [K]`` with ``len(lead) >= 2``, and every reader of `product` is a ``view_copy`` to
+    """``(x, lead)`` where `product`'s left operand is ``view_copy(x, [prod(lead), K])`` of a floating-point `x` of
+    static shape ``lead + [K]`` with ``len(lead) >= 2``, and every reader of `product` is a ``view_copy`` to
     ``lead + [N]``; None otherwise."""
     left = product.args[1] if op_name(product.target) == "aten.addmm.default" else product.args[0]
     if not (isinstance(left, torch.fx.Node) and left.op == "call_function" and op_name(left.target) == _VIEW):
         return None
     x = left.args[0]
     shape, flat, result = _static_shape(x), _static_shape(left), _static_shape(product)
-    if shape is None or flat is None or result is None or len(shape) < 3:
-        return None
+    if shape is None or flat is None or result is None or len(shape) < 3 or not x.meta["val"].is_floating_point():
+        return None  # integer products stay as the partitioner checked them
     lead = shape[:-1]
     if flat != [math.prod(lead), shape[-1]]:
         return None
