@@ -216,6 +216,11 @@ def _operation_types(results: dict, model: str, key: str) -> dict:
     return (engine.get("ir_operations") or {}).get("types") or {}
 
 
+def _timed_ratio(a: dict | None, b: dict | None) -> dict | None:
+    """:func:`paired_ratio` where both engines were timed in this run, else None."""
+    return paired_ratio(a, b) if a and b and "median_ms" in a and "median_ms" in b else None
+
+
 def _loading_why_not(goal: str, entry: dict) -> str:
     """OpenVINO's API loading its own IR, in the same fresh-process rounds, as the yardstick of a loading goal."""
     ours_cold, ours_warm, own_cold, own_warm, xnn = (entry.get(k) or {} for k in (
@@ -258,7 +263,7 @@ def _xnnpack_why_not(results: dict, model: str) -> str:
     xnn = engines.get("xnnpack")
     texts = []
     for key, label in (("openvino", "OpenVINO's own conversion"), ("delegate_fast", "numerics=fast")):
-        ratio = paired_ratio(engines.get(key), xnn)
+        ratio = _timed_ratio(engines.get(key), xnn)
         if ratio:
             texts.append(f"{label} {times_text(ratio)}")
     return "over XNNPACK's in the same rounds: " + ", ".join(texts) if texts else ""
@@ -310,7 +315,7 @@ def why_not(goal: str, results: dict) -> str:
             text = "IR operations differ (convert_model / delegate): " + ", ".join(
                 f"{t} {a}/{b}" for t, (a, b) in sorted(differ.items(), key=lambda i: -abs(i[1][0] - i[1][1]))[:5])
             engines = results["models"].get(model, {}).get("engines", {})
-            fast = paired_ratio(engines.get("delegate_fast"), engines.get("openvino"))
+            fast = _timed_ratio(engines.get("delegate_fast"), engines.get("openvino"))
             if keys == ("openvino", "delegate") and fast:  # how much of it exact mode's rewrites are
                 text += f"; numerics=fast is {_percent_text(fast)} over convert_model"
             return text

@@ -75,6 +75,23 @@ def test_a_missed_goal_says_what_this_runs_figures_show():
     results["models"]["cnn"]["engines"]["delegate"] = engine({"Convolution": 3, "MaxPool": 2})
     assert "at run time" in why_not("cnn: delegate (default) over OpenVINO's own conversion <= 5%", results)
     assert why_not("mlp: numerics=exact over numerics=fast <= 3%", results) == ""
+    # Timed: how far fast mode is from convert_model; XNNPACK against OpenVINO's own conversion.
+    for key, ms in (("delegate", 1.2), ("delegate_fast", 0.9), ("openvino", 1.0), ("xnnpack", 1.1)):
+        results["models"]["cnn"]["engines"].setdefault(key, {}).update(_engine(ms, [ms] * 4))
+    results["models"]["cnn"]["engines"]["delegate"]["ir_operations"] = {"types": {"Convolution": 3, "Select": 2}}
+    assert "numerics=fast is -10.0%" in why_not("cnn: delegate (default) over OpenVINO's own conversion <= 5%", results)
+    assert "OpenVINO's own conversion 0.91x" in why_not("cnn: faster than XNNPACK (float32)", results)
+    # Loading and THROUGHPUT: OpenVINO's API in the same run as the yardstick.
+    load = {"load_s": 0.1, "peak_above_imports_mib": 30.0, "after_calls_above_imports_mib": 30.0}
+    results["loading"] = {"cases": {"cnn": {"weights_bytes": 2**20, **{k: dict(load) for k in (
+        "delegate_no_cache", "delegate_cache_second", "openvino_no_cache", "openvino_cache_second", "xnnpack")}}}}
+    results["loading"]["cases"]["cnn"]["openvino_no_cache"]["peak_above_imports_mib"] = 20.0
+    assert "peaks at 30.0 MiB (30.00x)" in why_not(
+        "cnn: peak RSS above imports <= 1.2x the weights, with and without cache", results)
+    calls = {hint: {"threads": {"1": {"calls_per_s": c}, "2": {"calls_per_s": c2}}}
+             for hint, c, c2 in (("LATENCY", 10.0, 10.0), ("THROUGHPUT", 5.0, 10.5))}
+    results["concurrency"] = {"engines": {"openvino": calls}}
+    assert "reaches 1.05x" in why_not("THROUGHPUT 2 threads >= 1.5x LATENCY calls/s, minilm_b8", results)
 
 
 def test_tiny_adds_time_per_call_is_held_to_one_and_a_half_xnnpacks():
