@@ -126,3 +126,12 @@ def test_flat_operand_returned_is_still_rewritten():
     # The product is rewritten; the view that something else reads stays, once.
     program = _lowered(Fn(_flat_operand_returned), (torch.randn(2, 3, 8), torch.randn(8, 6), torch.randn(6)))
     assert partition_operation_types(program)["Reshape"] == 1
+
+
+def test_empty_weights_are_left_as_they_were():
+    # Linear(8, 0) on a rank-3 input: rewritten, its empty weight constant made an IR OpenVINO could not read
+    # (found by a tester); left flattened it gives eager's empty result.
+    module = torch.nn.Linear(8, 0).eval()
+    x = torch.randn(2, 3, 8)
+    program = exov.lower(module, (x,))
+    assert_matches_eager(list(exov.load_method(program.buffer).execute([x])), eager(module, (x,)))

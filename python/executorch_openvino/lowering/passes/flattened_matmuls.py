@@ -53,8 +53,8 @@ def _source(product: torch.fx.Node):
     if shape is None or flat is None or result is None or len(shape) < 3 or not x.meta["val"].is_floating_point():
         return None  # integer products stay as the partitioner checked them
     lead = shape[:-1]
-    if flat != [math.prod(lead), shape[-1]]:
-        return None
+    if flat != [math.prod(lead), shape[-1]] or 0 in shape or 0 in result:
+        return None  # an empty weight made the IR unloadable (Linear(8, 0) on (2, 3, 8), found by a tester)
     readers = list(product.users)
     if not readers or not all(r.op == "call_function" and op_name(r.target) == _VIEW
                               and _static_shape(r) == lead + [result[-1]] for r in readers):
