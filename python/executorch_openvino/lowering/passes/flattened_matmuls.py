@@ -31,6 +31,13 @@ def _static_shape(node) -> list[int] | None:
     return list(value.shape)
 
 
+def _operands(product: torch.fx.Node):
+    """``(bias or None, left, right)`` of an ``addmm`` or ``mm``."""
+    if op_name(product.target) == "aten.addmm.default":
+        return tuple(product.args[:3])
+    return (None, *product.args[:2])
+
+
 def _rewritable(product: torch.fx.Node) -> bool:
     """mm, or addmm with beta and alpha 1 and a bias of shape [N] or [1, N] (one row for every row of the
     product, so it broadcasts over the unflattened sizes the same way)."""
@@ -42,10 +49,10 @@ def _rewritable(product: torch.fx.Node) -> bool:
 
 
 def _source(product: torch.fx.Node):
-    """``(x, lead)`` where `product`'s left operand is ``view_copy(x, [prod(lead), K])`` of a floating-point `x` of
+    """``x`` where `product`'s left operand is ``view_copy(x, [prod(lead), K])`` of a floating-point `x` of
     static shape ``lead + [K]`` with ``len(lead) >= 2``, and every reader of `product` is a ``view_copy`` to
     ``lead + [N]``; None otherwise."""
-    left = product.args[1] if op_name(product.target) == "aten.addmm.default" else product.args[0]
+    left = _operands(product)[1]
     if not (isinstance(left, torch.fx.Node) and left.op == "call_function" and op_name(left.target) == _VIEW):
         return None
     x = left.args[0]
@@ -59,7 +66,7 @@ def _source(product: torch.fx.Node):
     if not readers or not all(r.op == "call_function" and op_name(r.target) == _VIEW
                               and _static_shape(r) == lead + [result[-1]] for r in readers):
         return None
-    return x, lead
+    return x
 
 
 def unflatten_matmuls(program: torch.export.ExportedProgram) -> int:
@@ -71,13 +78,11 @@ def unflatten_matmuls(program: torch.export.ExportedProgram) -> int:
     for product in list(graph.nodes):
         if product.op != "call_function" or op_name(product.target) not in _PRODUCTS or not _rewritable(product):
             continue
-        found = _source(product)
-        if found is None:
+        x = _source(product)
+        if x is None:
             continue
-        x, _ = found
         build = NodeBuilder(graph, product)
-        addmm = op_name(product.target) == "aten.addmm.default"
-        right = product.args[2] if addmm else product.args[1]
+        bias, flat, right = _operands(product)
         # linear, which OpenVINO's converter keeps whole (matmul it decomposes to the views again), takes the
         # weight as [N, K]: the decomposition's own permute_copy of it, or a transpose of another right operand.
         if (right.op == "call_function" and op_name(right.target) == "aten.permute_copy.default"
@@ -85,7 +90,6 @@ def unflatten_matmuls(program: torch.export.ExportedProgram) -> int:
             weight = right.args[0]
         else:
             weight = build(aten.permute_copy.default, right, [1, 0])
-        bias = product.args[0] if addmm else None
         if bias is not None and len(_static_shape(bias)) == 1:
             result = build(aten.linear.default, x, weight, bias)
         else:
@@ -95,7 +99,6 @@ def unflatten_matmuls(program: torch.export.ExportedProgram) -> int:
         for view in list(product.users):
             view.replace_all_uses_with(result)
             graph.erase_node(view)
-        flat = product.args[1] if addmm else product.args[0]
         graph.erase_node(product)
         for unused in (flat, right):
             if unused.op == "call_function" and not unused.users:
