@@ -17,7 +17,7 @@ from models import Case
 
 CALIBRATION_ITEMS = 16
 # NNCF's transformer rules for the attention models (exov.quantize's model_type).
-TRANSFORMER_CASES = ("vit", "minilm_b1", "minilm_b8", "minilm_s32_b1", "minilm_s32_b8")
+TRANSFORMER_CASES = ("vit", "encoder", "minilm_b1", "minilm_b8", "minilm_s32_b1", "minilm_s32_b8")
 # vocab of all-MiniLM-L6-v2 (bert-base-uncased's); ids below 1000 are special and unused tokens.
 _TOKEN_IDS = (1000, 30522)
 

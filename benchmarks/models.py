@@ -73,6 +73,13 @@ class VitBlock(torch.nn.Module):
         return self.head(self.norm(self.encoder(tokens)).mean(dim=1))
 
 
+def _encoder() -> torch.nn.Module:
+    # batch_first=True with a batch above 1: MultiheadAttention projects a transposed input, which ExecuTorch's
+    # decomposition writes as a bmm with the weight broadcast over the batch (a tester's model, stop 48).
+    layer = torch.nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.0, batch_first=True)
+    return torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+
+
 class UNet(torch.nn.Module):
     """A small U-Net as diffusion models build them: (conv, group norm, SiLU) blocks, two max-pool
     downsamplings, nearest-neighbour upsampling, skip connections joined by concatenation."""
@@ -124,7 +131,7 @@ def _minilm(name: str, batch: int, seq_len: int) -> Case:
 # name -> (batch, tokens)
 MINILM_CASES = {"minilm_b1": (1, MINILM_SEQ_LEN), "minilm_b8": (8, MINILM_SEQ_LEN),
                 "minilm_s32_b1": (1, 32), "minilm_s32_b8": (8, 32)}
-CASE_NAMES = ["tiny_add", "mlp", "cnn", "vit", "unet", "lstm", *MINILM_CASES]
+CASE_NAMES = ["tiny_add", "mlp", "cnn", "vit", "encoder", "unet", "lstm", *MINILM_CASES]
 
 
 def make_case(name: str) -> Case:
@@ -140,6 +147,10 @@ def make_case(name: str) -> Case:
     if name == "vit":
         return Case(name, VitBlock().eval(), (torch.randn(1, 3, 224, 224),),
                     "vision transformer: 16x16 patches of (1, 3, 224, 224), 2 encoder layers of width 192, 3 heads")
+    if name == "encoder":
+        return Case(name, _encoder().eval(), (torch.randn(4, 64, 256),),
+                    "2 post-norm transformer encoder layers (torch's, batch_first=True), width 256, 4 heads, "
+                    "feed-forward 1024, ReLU; batch 4 of 64 tokens")
     if name == "unet":
         return Case(name, UNet().eval(), (torch.randn(1, 3, 128, 128),),
                     "U-Net: conv/group norm/SiLU blocks of 32-128 channels, 2 downsamplings, nearest upsampling, "

@@ -2,8 +2,10 @@
 
 ExecuTorch's edge decomposition flattens the operand of a linear layer or an LSTM step (``view_copy``,
 ``addmm`` or ``mm``, ``view_copy`` back); ``passes/flattened_matmuls.py`` gives OpenVINO the product on the
-operand's own shape, as ``openvino.convert_model`` does. The IR checks fail without that rewrite (the LSTM
-had 2 Reshapes per step); the products it must leave alone are checked for their values.
+operand's own shape, as ``openvino.convert_model`` does. On a transposed input it writes ``bmm`` with the
+weight broadcast over the batch, which OpenVINO folded into one copy of the weight per batch entry. The IR
+checks fail without that rewrite (the LSTM had 2 Reshapes per step, the transposed linear a Broadcast); the
+products it must leave alone are checked for their values.
 """
 
 import pytest
@@ -135,3 +137,63 @@ def test_empty_weights_are_left_as_they_were():
     x = torch.randn(2, 3, 8)
     program = exov.lower(module, (x,))
     assert_matches_eager(list(exov.load_method(program.buffer).execute([x])), eager(module, (x,)))
+
+
+class TransposedLinear(torch.nn.Module):
+    """A linear layer on a transposed input: the decomposition writes ``bmm`` with the weight broadcast over
+    the batch (``expand_copy``), which OpenVINO folded into one weight copy per batch entry."""
+
+    def __init__(self, dims, bias=True):
+        super().__init__()
+        self.dims = dims
+        self.linear = torch.nn.Linear(64, 96, bias=bias)
+
+    def forward(self, x):
+        return self.linear(x.transpose(*self.dims))
+
+
+def _constant_bytes(program) -> int:
+    return sum(op.get_byte_size() for model in partition_models(program) for op in model.get_ops()
+               if op.get_type_name() == "Constant")
+
+
+def _weight_bytes(module) -> int:
+    return sum(p.numel() * p.element_size() for p in module.parameters())
+
+
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no-bias"])
+@pytest.mark.parametrize("shape, dims", [((16, 4, 64), (0, 1)), ((2, 16, 3, 64), (1, 2))], ids=["rank3", "rank4"])
+def test_linear_on_transposed_input_holds_its_weight_once(shape, dims, bias):
+    torch.manual_seed(0)
+    module = TransposedLinear(dims, bias).eval()
+    program = _lowered(module, (torch.randn(shape),))
+    types = partition_operation_types(program)
+    assert types["Broadcast"] == 0 and types["Reshape"] == 0, types
+    assert _constant_bytes(program) < 1.1 * _weight_bytes(module)  # 4 and 16 copies of it without the rewrite
+    _check(program, module, [(torch.randn(shape),), (torch.randn(shape),)])
+
+
+def test_linear_on_transposed_input_with_dynamic_batch():
+    torch.manual_seed(0)
+    module = TransposedLinear((0, 1)).eval()
+    batch = torch.export.Dim("batch", min=1, max=16)
+    program = _lowered(module, (torch.randn(16, 4, 64),), dynamic_shapes=({1: batch},))
+    _check(program, module, [(torch.randn(16, n, 64),) for n in (1, 4, 16)])
+
+
+@pytest.mark.parametrize("numerics", NUMERICS)
+def test_batch_first_encoder_layer(numerics, tmp_path):
+    # MultiheadAttention under batch_first=True projects its transposed input: the tester's case, where the
+    # program held the input projection's weight once per batch entry (52.7 MB for 3.16 MB of weights).
+    torch.manual_seed(0)
+    module = torch.nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, batch_first=True).eval()
+    shape = (4, 10, 64)
+    program = _lowered(module, (torch.randn(shape),), numerics=numerics)
+    assert partition_operation_types(program)["Broadcast"] == 0
+    assert _constant_bytes(program) < 1.1 * _weight_bytes(module)
+    path = tmp_path / "encoder.pte"
+    path.write_bytes(program.buffer)
+    method = exov.load_method(path)
+    for _ in range(2):
+        x = torch.randn(shape)
+        assert_matches_eager(list(method.execute([x])), eager(module, (x,)))
