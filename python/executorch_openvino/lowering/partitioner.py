@@ -155,8 +155,9 @@ class OpenVINOPartitioner(Partitioner):
                                         ) -> torch.export.ExportedProgram:
         """The passes this package runs on the ATen program, in place, before ExecuTorch's edge decomposition
         (``to_edge_transform_and_lower`` calls this; so ``exov.lower`` and ExecuTorch's own API give the same
-        program): 0-d integer operands keep eager's result dtype, integer remainders are rewritten exactly
-        (with ``numerics="exact"``),
+        program): 0-d integer operands keep eager's result dtype, splits of a program with dynamic sizes become
+        slices (else ``to_edge`` fixes the sizes), integer remainders are rewritten exactly (with
+        ``numerics="exact"``),
         integer cumsums of constants are folded, and the views of kept operations' results are made valid
         for the strides ExecuTorch gives them."""
         with quiet_dependencies():

@@ -21,8 +21,9 @@ from collections.abc import Callable
 import torch
 
 from . import (adaptive_max_pools, arange_dtypes, aten_spelling, avg_pool_padding, bool_casts, clamp_bounds,
-               constant_cumsums, embedding_bags, flattened_matmuls, integer_remainders, kept_result_copies, medians,
-               nan_propagation, per_channel_dequantize, returned_inputs, round_decimals, zero_dim_integer_dtypes)
+               constant_cumsums, dynamic_splits, embedding_bags, flattened_matmuls, integer_remainders,
+               kept_result_copies, medians, nan_propagation, per_channel_dequantize, returned_inputs, round_decimals,
+               zero_dim_integer_dtypes)
 
 
 def run_before_decomposition(program: torch.export.ExportedProgram, *, exact: bool,
@@ -30,8 +31,9 @@ def run_before_decomposition(program: torch.export.ExportedProgram, *, exact: bo
                              ) -> torch.export.ExportedProgram:
     """Stage 1. `exact`: ``numerics="exact"``; `kept_filter`: gives, for the program as the earlier passes
     left it, the filter of the operations kept whole (``Partitioner.ops_to_not_decompose``).
-    Returns the program (changed in place)."""
+    Returns the program: changed in place, or a new one where a GRU of a dynamic program was decomposed."""
     zero_dim_integer_dtypes.keep_zero_dim_integer_dtypes(program)
+    program = dynamic_splits.split_as_slices(program)  # else to_edge fixes the dynamic sizes at the example's
     # "fast" delegates remainders (where OpenVINO's converter takes them: 2026.4.1, not 2025.4.1, whose
     # fast-mode remainders the partitioner refuses), and OpenVINO's integer floor division truncates
     # (docs/user-guide/numerics.md).
