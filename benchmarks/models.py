@@ -75,7 +75,7 @@ class VitBlock(torch.nn.Module):
 
 def _encoder() -> torch.nn.Module:
     # batch_first=True with a batch above 1: MultiheadAttention projects a transposed input, which ExecuTorch's
-    # decomposition writes as a bmm with the weight broadcast over the batch (a tester's model, stop 48).
+    # decomposition writes as a bmm with the weight broadcast over the batch (a tester's model, issue 36).
     layer = torch.nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.0, batch_first=True)
     return torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
 

@@ -13,7 +13,7 @@ A linear layer on a non-contiguous input (``Linear(x.transpose(0, 1))``, the inp
 ``MultiheadAttention`` under ``batch_first=True``) is decomposed as a ``bmm`` instead, whose right operand is the
 weight broadcast over the batch (``expand_copy`` to ``[B, K, N]``). OpenVINO folds that broadcast of a constant
 into a constant B times the weight's size: a 52.7 MB program for 3.16 MB of weights, and calls 1.55x to 1.60x
-``convert_model``'s (a tester's ``TransformerEncoderLayer(batch_first=True)``, stop 48's note). Such a ``bmm``
+``convert_model``'s (a tester's ``TransformerEncoderLayer(batch_first=True)``, issue 36). Such a ``bmm``
 is rewritten as ``linear`` on the unexpanded operand too.
 """
 
