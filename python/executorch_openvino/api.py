@@ -51,7 +51,8 @@ def lower(module, example_inputs: tuple | None = None, *, device: str = "CPU",
     not shown meanwhile (:mod:`executorch_openvino.quiet`); this package's warnings are.
 
     Raises ``ModuleNotFoundError`` naming the pip command when OpenVINO's Python package is not installed
-    (lowering needs it; running a ``.pte`` does not), ``ValueError`` for bad compile specs before exporting,
+    (lowering needs it; running a ``.pte`` does not), ``ValueError`` for bad compile specs before exporting
+    and for sizes exported as dynamic that ExecuTorch's ``to_edge`` fixed (``GRUCell``, ``LSTMCell``),
     ``TypeError`` for example inputs that are
     not a tuple or list, for a program with complex tensors, and for example inputs given with an
     ``ExportedProgram``; ``RuntimeError`` naming ``strict=True`` when torch's decomposition fails on a
@@ -141,8 +142,9 @@ def lower_exported(exported, partitioner: OpenVINOPartitioner, *, plan_outputs: 
     bench's MLP, a (32, 784) float32 input: 0.94x the time per call through ``exov.load_method``, measured on a
     2-core AMD EPYC with OpenVINO 2026.4.1). ``plan_outputs=False`` leaves the outputs out as well (what
     :func:`lower` does for dynamic shapes). ``plan_inputs``: the name ``plan_outputs`` had in 0.1.0, with a
-    ``DeprecationWarning``; giving both raises ``TypeError``. Modifies ``exported`` in place (dtype and
-    constant-folding passes).
+    ``DeprecationWarning``; giving both raises ``TypeError``. Raises ``ValueError`` naming the input and
+    dimension when ExecuTorch's ``to_edge`` fixed a size that ``exported`` has as dynamic. Modifies ``exported``
+    in place (dtype and constant-folding passes).
     """
     if plan_inputs is not None:
         if plan_outputs is not None:
@@ -152,6 +154,7 @@ def lower_exported(exported, partitioner: OpenVINOPartitioner, *, plan_outputs: 
         plan_outputs = plan_inputs
     plan_outputs = True if plan_outputs is None else plan_outputs
     _refuse_named_tuple_outputs(exported)
+    dynamic_before = _dynamic_input_sizes(exported)
     with quiet_dependencies():
         from executorch.exir import ExecutorchBackendConfig, to_edge_transform_and_lower
         from executorch.exir.passes import MemoryPlanningPass
@@ -167,6 +170,7 @@ def lower_exported(exported, partitioner: OpenVINOPartitioner, *, plan_outputs: 
                 raise
             raise SpecViolationError(f"{exc}\n{hint}") from exc
 
+        _refuse_fixed_dynamic_sizes(dynamic_before, edge.exported_program())
         # (Mutated buffers start from the module's values: OpenVINOPartitioner marks them.)
         signature = edge.exported_program().graph_signature
         # An input the program changes in place must be planned: left to the
@@ -176,6 +180,44 @@ def lower_exported(exported, partitioner: OpenVINOPartitioner, *, plan_outputs: 
         planning = MemoryPlanningPass(alloc_graph_input=changes_inputs, alloc_graph_output=plan_outputs)
         run_before_emission(edge.exported_program())  # outputs that are unplanned inputs get a copy
         return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=planning))
+
+
+def _user_input_shapes(program) -> list[tuple]:
+    user_inputs = set(program.graph_signature.user_inputs)
+    return [tuple(getattr(n.meta.get("val"), "shape", ())) for n in program.graph.nodes
+            if n.op == "placeholder" and n.name in user_inputs]
+
+
+def _is_dynamic(size) -> bool:
+    from torch.fx.experimental.symbolic_shapes import is_concrete_int
+
+    # A SymInt that torch's shape environment has since fixed (a guard) is concrete.
+    return isinstance(size, torch.SymInt) and not is_concrete_int(size)
+
+
+def _dynamic_input_sizes(program) -> dict[tuple[int, int], str]:
+    """``{(input, dimension): symbol}`` of the program's dynamic input sizes."""
+    return {(i, d): str(size) for i, shape in enumerate(_user_input_shapes(program))
+            for d, size in enumerate(shape) if _is_dynamic(size)}
+
+
+def _refuse_fixed_dynamic_sizes(dynamic_before: dict, edge_program) -> None:
+    """Raises ``ValueError`` when ExecuTorch's ``to_edge`` fixed an input size that was exported as dynamic: the
+    method would refuse every other size at run time (ExecuTorch 1.5.1 does so for a split whose pieces start
+    with a dynamic size, ``lowering/passes/dynamic_splits.py``; that pass covers splits, chunks and GRUs, and
+    ``GRUCell``/``LSTMCell`` were found by a tester to be fixed too)."""
+    shapes = _user_input_shapes(edge_program)
+    fixed = [(i, d, symbol, shapes[i][d]) for (i, d), symbol in dynamic_before.items()
+             if i < len(shapes) and d < len(shapes[i]) and not _is_dynamic(shapes[i][d])]
+    if not fixed:
+        return
+    where = ", ".join(f"input {i} dimension {d} ({symbol}) at {size}" for i, d, symbol, size in fixed)
+    raise ValueError(
+        f"ExecuTorch's to_edge fixed sizes exported as dynamic: {where}. The program would refuse every other "
+        "size at run time. ExecuTorch 1.5.1 does this where an operation returns several pieces of a tensor whose "
+        "first size is dynamic: split and chunk and GRU layers are rewritten by this package, GRUCell and "
+        "LSTMCell are not. Write such pieces with slices (x[:, :k], x[:, k:]), run the cell's steps with "
+        "nn.GRU/nn.LSTM, or export those sizes as static")
 
 
 def _raise_for_decomposition(exc: AssertionError) -> NoReturn:

@@ -462,6 +462,8 @@ class OpenVINOOperatorSupport(OperatorSupportBase):
             return "a copy of a constant: ExecuTorch copies from the program's own data"
         if self.exact and any(a.name in self.flushed_constants for a in node.all_input_nodes):
             return "reads a constant with subnormal values, which OpenVINO's CPU flushes to zero"
+        if _is_symbolic(node.meta.get("val")):  # sym_size, or arithmetic on sizes (executorch_prim.mul.Scalar)
+            return "computes a size of a dynamic dimension, which ExecuTorch does; the partitions read it as an input"
         if name in DIM_ORDER_OPS:
             if not _is_contiguous_dim_order(node):
                 return "a non-contiguous dim order"

@@ -93,7 +93,10 @@ def test_dynamic_tokens_keep_their_split():
     lambda x: x.split(10, dim=2),
     lambda x: x.split([5, 20, 7], dim=-1)[1].relu(),
     lambda x: torch.cat(x.split(4, dim=1)[::-1], dim=1),
-], ids=["chunk", "uneven-returned", "sizes-one-used", "split-middle-dim"])
+    lambda x: torch.unsafe_chunk(x, 2, -1)[1] - torch.unsafe_split(x, 16, -1)[0],
+    lambda x: torch.unsafe_split_with_sizes(x, [30, 2], -1)[1] * 2,
+    lambda x: [p + 1 for p in torch.split_copy(x, 20, -1) + torch.split_with_sizes_copy(x, [1, 31], -1)],
+], ids=["chunk", "uneven-returned", "sizes-one-used", "split-middle-dim", "unsafe", "unsafe-sizes", "copies"])
 def test_splits_keep_dynamic_batch(fn):
     torch.manual_seed(0)
     module = OneInput(fn)
@@ -123,3 +126,13 @@ def test_static_programs_keep_their_splits():
     program = exov.lower(module, (x,))
     assert partition_operation_types(program)["VariadicSplit"] + partition_operation_types(program)["Split"] == 1
     assert_matches_eager(list(exov.load_method(program.buffer).execute([x])), eager(module, (x,)))
+
+
+@pytest.mark.parametrize("cell", [torch.nn.GRUCell, torch.nn.LSTMCell], ids=["GRUCell", "LSTMCell"])
+def test_sizes_that_executorch_still_fixes_are_refused_at_lowering(cell):
+    # The cells' decomposition splits on the batch inside to_edge, after the pass (found by a tester): the
+    # method would refuse every batch but the example's, so lowering says so and what to do instead.
+    module = cell(8, 16).eval()
+    with pytest.raises(ValueError, match=r"fixed sizes exported as dynamic: input 0 dimension 0 \(\w+\) at 4\..*"
+                                         r"GRUCell and LSTMCell are not.*slices"):
+        exov.lower(module, (torch.randn(4, 8),), dynamic_shapes=({0: BATCH},))

@@ -1,13 +1,13 @@
 """Splits as slices in a program with dynamic sizes, so that ExecuTorch keeps the sizes dynamic.
 
 ExecuTorch 1.5.1's ``to_edge`` fixes the dynamic sizes of a program that calls ``split`` or ``chunk``
-(``aten.split.Tensor``, ``aten.split_with_sizes``, ``aten.chunk``) at the example's, even without a delegate:
-its edge verifier (``executorch/exir/verification/arg_validator.py``) takes ``len()`` of the first piece, which
-guards that piece's dynamic first size to the example's value (torch's log: "eval Eq(s77, 4) [guard added]").
-Measured with torch 2.13: ``x.split(16, -1)[0] * 2`` exported with a dynamic batch came out of ``to_edge`` with
-the example's batch; ``tensor_split``, ``narrow``, ``unbind`` and slices kept it. The method then refuses every
-other size at run time, or ``to_executorch`` fails ("_ViewSpec is incompatible with its base"; a tester's
-attention, whose ``qkv.split(...)`` left 9 partitions).
+(``aten.split.Tensor``, ``aten.split_with_sizes``, ``aten.chunk``, their ``unsafe_`` and ``_copy`` forms) at the
+example's, even without a delegate: its edge verifier (``executorch/exir/verification/arg_validator.py``) takes
+``len()`` of the first piece, which guards that piece's dynamic first size to the example's value (torch's log:
+"eval Eq(s77, 4) [guard added]"). Measured with torch 2.13: ``x.split(16, -1)[0] * 2`` exported with a dynamic
+batch came out of ``to_edge`` with the example's batch; ``tensor_split``, ``narrow``, ``unbind`` and slices kept
+it. The method then refuses every other size at run time, or ``to_executorch`` fails ("_ViewSpec is incompatible
+with its base"; a tester's attention, whose ``qkv.split(...)`` left 9 partitions).
 
 :func:`split_as_slices` writes each such split whose pieces have a dynamic first size, along a dimension of
 static size, as one ``slice`` per piece, on the ATen program before ExecuTorch's decomposition. A GRU
@@ -28,7 +28,10 @@ from ..ops import NodeBuilder, op_name
 
 aten = torch.ops.aten
 
-_SPLITS = {"aten.split.Tensor", "aten.split_with_sizes.default", "aten.chunk.default"}
+# Every ATen op that returns a tensor's pieces along one dimension, each (self, size or sizes or chunks, dim).
+_SPLITS = {"aten.split.Tensor", "aten.split_with_sizes.default", "aten.chunk.default", "aten.unsafe_split.Tensor",
+           "aten.unsafe_split_with_sizes.default", "aten.unsafe_chunk.default", "aten.split_copy.Tensor",
+           "aten.split_with_sizes_copy.default"}
 _SPLITTING_LAYERS = (aten.gru.input,)
 
 
