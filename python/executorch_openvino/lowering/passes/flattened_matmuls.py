@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 
 import torch
+from torch.fx.experimental.symbolic_shapes import statically_known_true
 
 from ..ops import NodeBuilder, is_bare_copy, op_name
 
@@ -32,11 +33,20 @@ _BMM = "aten.bmm.default"
 _PRODUCTS = {"aten.addmm.default", "aten.mm.default", _BMM}
 
 
-def _static_shape(node) -> list[int] | None:
+def _shape(node) -> list | None:
+    """Sizes of `node`'s tensor: ints, and SymInts for dynamic sizes."""
     value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
-    if not isinstance(value, torch.Tensor) or not all(isinstance(s, int) for s in value.shape):
-        return None
-    return list(value.shape)
+    return list(value.shape) if isinstance(value, torch.Tensor) else None
+
+
+def _same(a: list | None, b: list | None) -> bool:
+    """Equal sizes, as torch's shape environment proves them (without adding a guard on a dynamic size)."""
+    return (a is not None and b is not None and len(a) == len(b)
+            and all(statically_known_true(x == y) for x, y in zip(a, b)))
+
+
+def _never_empty(shape: list) -> bool:
+    return all(statically_known_true(size != 0) for size in shape)
 
 
 def _is(node, name: str) -> bool:
@@ -61,9 +71,9 @@ def _rewritable(product: torch.fx.Node) -> bool:
     product, so it broadcasts over the unflattened sizes the same way)."""
     if op_name(product.target) != "aten.addmm.default":
         return True
-    bias = _static_shape(product.args[0])
+    bias = _shape(product.args[0])
     return (all(product.kwargs.get(name, 1) == 1 for name in ("beta", "alpha")) and len(product.args) == 3
-            and bias is not None and len(bias) in (1, 2) and (len(bias) == 1 or bias[0] == 1))
+            and bias is not None and len(bias) in (1, 2) and (len(bias) == 1 or _same(bias[:1], [1])))
 
 
 def _weight(product: torch.fx.Node):
@@ -77,14 +87,15 @@ def _weight(product: torch.fx.Node):
     if not _is(expanded, "aten.expand_copy.default"):
         return None
     weight = expanded.args[0]
-    shape, broadcast = _static_shape(weight), _static_shape(expanded)
-    if shape is None or broadcast is None or len(shape) != 2 or broadcast[-2:] != shape:
+    shape, broadcast = _shape(weight), _shape(expanded)
+    if shape is None or broadcast is None or len(shape) != 2 or not _same(broadcast[-2:], shape):
         return None
     return weight
 
 
 def _source(product: torch.fx.Node):
-    """``x`` where `product`'s left operand is a floating-point `x` of static shape ``lead + [K]``,
+    """``x`` where `product`'s left operand is a floating-point `x` of shape ``lead + [K]`` (sizes static or proven
+    by torch's shape environment),
     ``len(lead) >= 2``, flattened to ``[prod(lead), K]`` (``addmm``, ``mm``) or ``[prod(lead[:-1]), lead[-1], K]``
     (``bmm``) by ``view_copy`` (and copies that keep the shape), and every reader of `product` is a ``view_copy``
     to ``lead + [N]``; None otherwise."""
@@ -92,15 +103,15 @@ def _source(product: torch.fx.Node):
     if not _is(left, _VIEW):
         return None
     x = _through_copies(left.args[0])
-    shape, flat, result = _static_shape(x), _static_shape(left), _static_shape(product)
+    shape, flat, result = _shape(x), _shape(left), _shape(product)
     if shape is None or flat is None or result is None or len(shape) < 3 or not x.meta["val"].is_floating_point():
         return None  # integer products stay as the partitioner checked them
     lead = shape[:-1]
     flattened = [math.prod(lead[:-1]), lead[-1]] if op_name(product.target) == _BMM else [math.prod(lead)]
-    if flat != flattened + [shape[-1]] or 0 in shape or 0 in result:
+    if not _same(flat, flattened + [shape[-1]]) or not _never_empty(shape) or not _never_empty(result):
         return None  # an empty weight made the IR unloadable (Linear(8, 0) on (2, 3, 8), found by a tester)
     readers = list(product.users)
-    if not readers or not all(_is(r, _VIEW) and _static_shape(r) == lead + [result[-1]] for r in readers):
+    if not readers or not all(_is(r, _VIEW) and _same(_shape(r), lead + [result[-1]]) for r in readers):
         return None
     return x
 
@@ -119,7 +130,10 @@ def unflatten_matmuls(program: torch.export.ExportedProgram) -> int:
     """Rewrites each ``view_copy -> addmm | mm | bmm -> view_copy`` of `program`'s graph (found by ``_source``
     and ``_weight``) as ``linear`` on the unflattened operand (with ``addmm``'s bias); returns how many it
     rewrote.
-    Only static shapes are rewritten: a dynamic one keeps its views, which give the same values."""
+    Dynamic sizes are rewritten where torch's shape environment proves the views' sizes equal to the operand's
+    (it takes a dynamic size for 2 or more while tracing; a call with 0 rows still runs): a dynamic sequence length made the broadcast weight of a transposed linear a Broadcast that
+    OpenVINO computed on every call (a tester's MultiheadAttention, batch_first, 24.5 ms against
+    ``convert_model``'s 1.17 ms)."""
     graph = program.graph
     rewritten = 0
     for product in list(graph.nodes):
@@ -136,7 +150,7 @@ def unflatten_matmuls(program: torch.export.ExportedProgram) -> int:
             weight = right.args[0]
         else:
             weight = build(aten.permute_copy.default, right, [1, 0])
-        if bias is not None and len(_static_shape(bias)) == 1:
+        if bias is not None and len(_shape(bias)) == 1:
             result = build(aten.linear.default, x, weight, bias)
         else:
             result = build(aten.linear.default, x, weight)
