@@ -214,9 +214,9 @@ def _refuse_fixed_dynamic_sizes(dynamic_before: dict, edge_program) -> None:
     where = ", ".join(f"input {i} dimension {d} ({symbol}) at {size}" for i, d, symbol, size in fixed)
     raise ValueError(
         f"ExecuTorch's to_edge fixed sizes exported as dynamic: {where}. The program would refuse every other "
-        "size at run time. ExecuTorch 1.5.1 does this where an operation returns several pieces of a tensor whose "
-        "first size is dynamic: split and chunk and GRU layers are rewritten by this package, GRUCell and "
-        "LSTMCell are not. Write such pieces with slices (x[:, :k], x[:, k:]), run the cell's steps with "
+        "size at run time. ExecuTorch 1.5.1 does this, among other cases, where an operation returns several pieces "
+        "of a tensor whose first size is dynamic: split and chunk and GRU layers are rewritten by this package, "
+        "GRUCell and LSTMCell are not. Write such pieces with slices (x[:, :k], x[:, k:]), run the cell's steps with "
         "nn.GRU/nn.LSTM, or export those sizes as static")
 
 

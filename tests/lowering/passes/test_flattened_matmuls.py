@@ -231,3 +231,13 @@ def test_batch_first_encoder_layer(numerics, tmp_path):
     for _ in range(2):
         x = torch.randn(shape)
         assert_matches_eager(list(method.execute([x])), eager(module, (x,)))
+
+
+def test_broadcast_weight_viewed_to_other_sizes_is_left_alone():
+    # Each batch entry of the right operand is w.reshape(8, 3), not w: no linear of w stands for it (a breaker's
+    # program, which failed to lower).
+    torch.manual_seed(0)
+    module = Fn(lambda x, w: torch.bmm(x.reshape(6, 5, 8), w.expand(6, 4, 6).reshape(6, 8, 3)).reshape(2, 3, 5, 3))
+    make = lambda: (torch.randn(2, 3, 5, 8), torch.randn(4, 6))  # noqa: E731
+    program = _lowered(module, make())
+    _check(program, module, [make(), make()])

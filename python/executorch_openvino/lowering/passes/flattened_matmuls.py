@@ -88,7 +88,9 @@ def _weight(product: torch.fx.Node):
         return None
     weight = expanded.args[0]
     shape, broadcast = _shape(weight), _shape(expanded)
-    if shape is None or broadcast is None or len(shape) != 2 or not _same(broadcast[-2:], shape):
+    # The view must keep each batch entry [K, N] too (a breaker's w.expand(B, 4, 6).reshape(B, 8, 3) does not).
+    if (shape is None or broadcast is None or len(shape) != 2 or not _same(broadcast[-2:], shape)
+            or not _same(_shape(right)[-2:], shape)):
         return None
     return weight
 
@@ -130,10 +132,11 @@ def unflatten_matmuls(program: torch.export.ExportedProgram) -> int:
     """Rewrites each ``view_copy -> addmm | mm | bmm -> view_copy`` of `program`'s graph (found by ``_source``
     and ``_weight``) as ``linear`` on the unflattened operand (with ``addmm``'s bias); returns how many it
     rewrote.
-    Dynamic sizes are rewritten where torch's shape environment proves the views' sizes equal to the operand's
-    (it takes a dynamic size for 2 or more while tracing; a call with 0 rows still runs): a dynamic sequence length made the broadcast weight of a transposed linear a Broadcast that
-    OpenVINO computed on every call (a tester's MultiheadAttention, batch_first, 24.5 ms against
-    ``convert_model``'s 1.17 ms)."""
+
+    Dynamic sizes are rewritten where torch's shape environment proves the views' sizes equal to the
+    operand's (it takes a dynamic size for 2 or more while tracing; a call with 0 rows still runs). A dynamic
+    length had made the broadcast weight of a transposed linear a Broadcast that OpenVINO computed on every
+    call (a tester's batch_first MultiheadAttention: 24.5 ms against ``convert_model``'s 1.17 ms)."""
     graph = program.graph
     rewritten = 0
     for product in list(graph.nodes):
