@@ -103,11 +103,9 @@ def _warn_about_unbounded_sizes(exported) -> None:
     unbounded = {symbol for symbol, bounds in exported.range_constraints.items() if finite_bound(bounds.upper) is None}
     if not unbounded:
         return
-    user_inputs = set(exported.graph_signature.user_inputs)
-    placeholders = [n for n in exported.graph.nodes if n.op == "placeholder" and n.name in user_inputs]
     where = [f"input {index} dimension {dim}"
-             for index, node in enumerate(placeholders)
-             for dim, size in enumerate(getattr(node.meta.get("val"), "shape", ()))
+             for index, shape in enumerate(_user_input_shapes(exported))
+             for dim, size in enumerate(shape)
              if isinstance(size, torch.SymInt) and size.node.expr in unbounded]
     warnings.warn(f"dynamic sizes without an upper bound ({', '.join(where) or ', '.join(map(str, unbounded))}): "
                   "ExecuTorch plans them at the example's size, and larger ones fail at run time. Give one, "

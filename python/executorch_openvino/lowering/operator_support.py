@@ -491,7 +491,7 @@ class OpenVINOOperatorSupport(OperatorSupportBase):
             return "accumulates, takes a bool mask, other slices or another dtype than its destination"
 
         output = node.meta.get("val")
-        if _is_symbolic(output) or not list(tensors_of(output)):
+        if not list(tensors_of(output)):  # (a symbolic size was refused above)
             return "returns a symbolic size or no tensor"
         inputs = [a.meta.get("val") for a in node.all_input_nodes]
         if not _int_arguments_allowed(node, name, inputs):

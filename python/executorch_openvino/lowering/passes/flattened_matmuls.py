@@ -96,11 +96,10 @@ def _weight(product: torch.fx.Node):
 
 
 def _source(product: torch.fx.Node):
-    """``x`` where `product`'s left operand is a floating-point `x` of shape ``lead + [K]`` (sizes static or proven
-    by torch's shape environment),
-    ``len(lead) >= 2``, flattened to ``[prod(lead), K]`` (``addmm``, ``mm``) or ``[prod(lead[:-1]), lead[-1], K]``
-    (``bmm``) by ``view_copy`` (and copies that keep the shape), and every reader of `product` is a ``view_copy``
-    to ``lead + [N]``; None otherwise."""
+    """``x`` where `product`'s left operand is a floating-point `x` of shape ``lead + [K]``, ``len(lead) >= 2``,
+    flattened to ``[prod(lead), K]`` (``addmm``, ``mm``) or ``[prod(lead[:-1]), lead[-1], K]`` (``bmm``) by
+    ``view_copy`` (and copies that keep the shape), and every reader of `product` is a ``view_copy`` to
+    ``lead + [N]``, each size equal as torch's shape environment proves it; None otherwise."""
     left = _operands(product)[1]
     if not _is(left, _VIEW):
         return None
