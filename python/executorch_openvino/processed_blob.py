@@ -63,6 +63,10 @@ INDEX_CHECK_PREFIX = "executorch_openvino_index_check:"
 # Follows the prefix in the checks of a model that keeps state (lowering/model_state.py): after
 # a failed check, the runtime (kStateCheckMark) fails that method's later calls as well.
 STATE_CHECK_MARK = "state:"
+# Names the input of a model with a growing KV cache (lowering/cached_attention.py) whose first value is
+# the call's start position: at 0 the runtime (kRestartStatePrefix) gives the method a new infer request,
+# and so an empty cache, before the call.
+RESTART_STATE_PREFIX = "executorch_openvino_restart_state:"
 
 
 class OpenVINOIr(NamedTuple):

@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 
 from ..processed_blob import INDEX_CHECK_PREFIX, LOWERED_WITH_KEY, STATE_CHECK_MARK, OpenVINOIr
-from . import model_state
+from . import cached_attention, model_state
 from .ops import TORCH_TO_OPENVINO
 from .passes import embedding_bags, index_checks, returned_copies, run_before_conversion
 
@@ -127,6 +127,27 @@ def _restore_dropped_inputs(model, program: torch.export.ExportedProgram):
     return ov.Model(model.get_results(), parameters, model.get_friendly_name())
 
 
+def _grow_cached_attention(program, buffers: list, inputs: list, outputs: list):
+    """``(cached, growing, buffers by placeholder, restart input position)``: a static KV cache's attention
+    rewritten by ``cached_attention`` (None when it is not one), ``{input position: (buffer name, growing
+    axis)}`` of the states that now grow; `buffers`, `inputs` and `outputs` get the positions' state."""
+    names = set(program.graph_signature.user_inputs)
+    user_inputs = [n.name for n in program.graph.nodes if n.op == "placeholder" and n.name in names]
+    by_placeholder = {user_inputs[b.input_position]: b for b in buffers if b.input_position is not None}
+    states = {name: b.initial for name, b in by_placeholder.items()}
+    cached = cached_attention.rewrite(program, states) if by_placeholder else None
+    if cached is None:
+        return None, {}, {}, -1
+    restart = user_inputs.index(cached.restart_input)
+    growing = {by_placeholder[c].input_position: (by_placeholder[c].name, 2) for c in cached.caches}
+    inputs.append(cached.positions_value)
+    outputs.append(cached.positions_value)  # its shape and dtype: (any, int64)
+    buffers.append(model_state.UpdatedBuffer(name=cached.positions_input, initial=torch.zeros(0, dtype=torch.int64),
+                                             input_position=len(inputs) - 1, output_position=len(outputs) - 1))
+    growing[len(inputs) - 1] = (cached.positions_input, 0)
+    return cached, growing, by_placeholder, restart
+
+
 def _fix_int_parameters(model, inputs: list) -> None:
     """Int (SymInt) partition inputs become 0-d int64 parameters, as the delegate binds them.
 
@@ -168,12 +189,18 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
     positions = returned_copies.return_copy_sources(program)
     checks = index_checks.add_index_checks(program, input_ranges)
     embedding_bags.add_spare_bag(program)  # after the checks, which read the user's indices and offsets
+    kept_outputs = len(outputs) - len(buffers)  # the partition's own outputs, before the checks
+    cached, growing, cached_buffers, restart = _grow_cached_attention(program, buffers, inputs, outputs)
+    if cached is not None:
+        checks.append(cached.check_message)
     try:
         model = ov.convert_model(program)
     except Exception as exc:  # OpenVINO raises several exception types
         raise ConversionError(f"OpenVINO's PyTorch frontend could not convert the partition: {exc}") from exc
-    if len(model.outputs) == max(positions, default=-1) + 1 + len(checks):
-        model = returned_copies.restore_copies(model, positions, trailing=len(checks))
+    # (after the checks: the positions' state, then its check, when cached is not None)
+    trailing = len(checks) + (cached is not None)
+    if len(model.outputs) == max(positions, default=-1) + 1 + trailing:
+        model = returned_copies.restore_copies(model, positions, trailing=trailing)
 
     model = _restore_dropped_inputs(model, program)
     if len(model.inputs) != len(inputs):
@@ -186,6 +213,8 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
             f"OpenVINO's model has {len(model.outputs)} outputs but the partition has {len(outputs)}"
             + (f" and {len(checks)} index checks" if checks else "")
         )
+    if cached is not None:
+        model = cached_attention.move_state_before_checks(model, len(outputs) - 1, len(checks))
 
     # Every size that is not symbolic is fixed, in dynamic inputs too: the
     # runtime then refuses a wrong one (ExecuTorch checks a dynamic input only
@@ -193,7 +222,10 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
     known_shapes = {}
     for i, value in enumerate(inputs):
         if isinstance(value, torch.Tensor):
-            known_shapes[model.input(i)] = ov.PartialShape([d if isinstance(d, int) else -1 for d in value.shape])
+            shape = [d if isinstance(d, int) else -1 for d in value.shape]
+            if i in growing:
+                shape[growing[i][1]] = -1
+            known_shapes[model.input(i)] = ov.PartialShape(shape)
     if known_shapes:
         model.reshape(known_shapes)
 
@@ -205,10 +237,16 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
         ppp.input(i).tensor().set_element_type(_openvino_type(value, f"partition input {i}"))
     for i, value in enumerate(outputs):
         ppp.output(i).tensor().set_element_type(_openvino_type(value, f"partition output {i}"))
-    model = model_state.keep_as_state(ppp.build(), buffers)
+    model = model_state.keep_as_state(ppp.build(), buffers, {name: axis for name, axis in growing.values()})
     mark = STATE_CHECK_MARK if buffers else ""
     for k, message in enumerate(checks):
-        model.output(len(outputs) - len(buffers) + k).get_tensor().set_names({INDEX_CHECK_PREFIX + mark + message})
+        model.output(kept_outputs + k).get_tensor().set_names({INDEX_CHECK_PREFIX + mark + message})
+    if cached is not None:
+        variables = {b.name: model_state.variable_id(b.name) for b in buffers}
+        variables.update({placeholder: model_state.variable_id(b.name) for placeholder, b in cached_buffers.items()})
+        # (the states' inputs before it are gone: keep_as_state made them variables)
+        restart -= sum(b.input_position is not None and b.input_position < restart for b in buffers)
+        model = cached_attention.finish(model, cached, variables, restart=restart, exact=propagate_nans)
     # Named by the runtime when another OpenVINO cannot read this IR (what
     # OpenVINO records itself differs: "OpenVINO Runtime" in 2026.4.1, only
     # from its converter in 2025.4.1).

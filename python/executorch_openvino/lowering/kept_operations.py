@@ -118,16 +118,26 @@ def ops_to_not_decompose(support, program) -> tuple[list, Callable[[torch.fx.Nod
 
 
 def _layouts_from_views(node: torch.fx.Node) -> bool:
-    """Each input is contiguous, or strided only by views, which the edge dialect makes contiguous copies
-    of; a layout an op chose (``x.contiguous(memory_format=torch.channels_last)``) stays, and the
-    partitioner would refuse the kept node after decomposition."""
+    """Each input is contiguous, or strided only by views and by elementwise operations on them, which
+    the edge dialect makes contiguous (a view becomes a contiguous copy, ``view_copy``, ``permute_copy``...,
+    and an elementwise result then follows its inputs); a layout an op chose
+    (``x.contiguous(memory_format=torch.channels_last)``) stays, and the partitioner would refuse the kept
+    node after decomposition. An LLM's query after rotary embedding is such a case: ``q * cos +
+    rotate_half(q) * sin`` of a transposed view has the view's strides."""
 
     pending = list(node.all_input_nodes)
     while pending:
         source = pending.pop()
         value = source.meta.get("val")
-        if source.op == "call_function" and op_name(source.target) in VIEW_OPS:
+        if source.op == "call_function" and (op_name(source.target) in VIEW_OPS or _elementwise(source)):
             pending.extend(source.all_input_nodes)
         elif isinstance(value, torch.Tensor) and not value.is_contiguous():
             return False
     return True
+
+
+def _elementwise(node: torch.fx.Node) -> bool:
+    """An ATen operation tagged pointwise, without a memory_format argument: its result's layout is its
+    inputs' (torch's TensorIterator), so it chose none."""
+    tags = getattr(node.target, "tags", ())
+    return torch.Tag.pointwise in tags and "memory_format" not in node.kwargs

@@ -99,10 +99,12 @@ def expose_updated_buffers(program: torch.export.ExportedProgram) -> list[Update
     return buffers
 
 
-def keep_as_state(model, buffers: list[UpdatedBuffer]):
+def keep_as_state(model, buffers: list[UpdatedBuffer], growing: dict | None = None):
     """Returns the OpenVINO model `model` (converted from the program :func:`expose_updated_buffers`
     rewrote) with each buffer's parameter and result replaced by a variable: ``ReadValue`` initialised
-    with the buffer's values where the parameter was read, ``Assign`` of the result's value."""
+    with the buffer's values where the parameter was read, ``Assign`` of the result's value. A buffer
+    named in `growing` (name -> axis) is a variable of any size along that axis, starting empty
+    (``cached_attention``: a KV cache each call appends to)."""
     import openvino as ov
     from openvino import opset6, opset13
     from openvino.op.util import Variable, VariableInfo
@@ -122,11 +124,18 @@ def keep_as_state(model, buffers: list[UpdatedBuffer]):
             # refuses a variable that is assigned and never read.
             continue
         info = VariableInfo()
-        info.variable_id = f"exov_state_{buffer.name}"
+        info.variable_id = variable_id(buffer.name)
         info.data_type = parameter.get_element_type()
         info.data_shape = parameter.get_partial_shape()
+        initial = buffer.initial
+        if buffer.name in (growing or {}):
+            axis = growing[buffer.name]
+            shape = list(parameter.get_partial_shape())
+            shape[axis] = ov.Dimension(-1)
+            info.data_shape = ov.PartialShape(shape)
+            initial = initial.narrow(axis, 0, 0)
         variable = Variable(info)
-        read = opset6.read_value(_initial_value(buffer.initial, info.data_type, opset13), variable)
+        read = opset6.read_value(_initial_value(initial, info.data_type, opset13), variable)
         for target in list(parameter.output(0).get_target_inputs()):
             target.replace_source_output(read.output(0))
         value = result.input_value(0)
@@ -140,6 +149,11 @@ def keep_as_state(model, buffers: list[UpdatedBuffer]):
     stateful = ov.Model(kept_results, assigns, kept_parameters, model.get_friendly_name())
     stateful.validate_nodes_and_infer_types()
     return stateful
+
+
+def variable_id(name: str) -> str:
+    """The OpenVINO variable that keeps buffer `name`."""
+    return f"exov_state_{name}"
 
 
 def _initial_value(values: torch.Tensor, element_type, opset):
