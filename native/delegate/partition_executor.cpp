@@ -28,6 +28,9 @@ namespace {
 constexpr char kIndexCheckPrefix[] = "executorch_openvino_index_check:";
 // What follows that prefix in a model that keeps state (processed_blob.py, STATE_CHECK_MARK).
 constexpr char kStateCheckMark[] = "state:";
+// The tensor name prefix of the input whose first value starts a new sequence at 0 (processed_blob.py,
+// RESTART_STATE_PREFIX; lowering/cached_attention.py).
+constexpr char kRestartStatePrefix[] = "executorch_openvino_restart_state:";
 
 std::atomic<int> live_partitions{0};
 std::atomic<uint64_t> outputs_in_place{0};
@@ -262,6 +265,17 @@ Error open_partition(std::shared_ptr<SharedCompiledModel> model, std::unique_ptr
     partition->index_checks.insert(partition->index_checks.begin(), {outputs.size() - 1, message});
     outputs.pop_back();
   }
+  const size_t restart_prefix = sizeof(kRestartStatePrefix) - 1;
+  for (size_t i = 0; i < partition->inputs.size(); ++i) {
+    const PortInfo& port = partition->inputs[i];
+    if (port.name.compare(0, restart_prefix, kRestartStatePrefix) != 0) continue;
+    if (port.type != I64 || !port.rank_known || port.ranges.size() != 1) {
+      report_error("init: the input '" + port.name + "' that restarts the model's state is not a 1-d int64 tensor; "
+                   "lower the model again");
+      return Error::InvalidProgram;
+    }
+    partition->restart_input = static_cast<int64_t>(i);
+  }
   partition->bound_inputs.resize(partition->inputs.size());
   partition->bound_outputs.resize(partition->outputs.size());
   // Constructed, not resized: resize would add std::vector<char>'s growth code to the exported symbols.
@@ -271,6 +285,30 @@ Error open_partition(std::shared_ptr<SharedCompiledModel> model, std::unique_ptr
     return Error::MemoryAllocationFailed;
   }
   *out = std::move(partition);
+  return Error::Ok;
+}
+
+// A call at position 0 of a model whose KV cache grows with each call starts a new sequence: a new
+// infer request holds an empty cache (OpenVINO's C API has no call that resets a request's state).
+static Error restart_at_position_zero(Partition& partition, const EValue& value) {
+  if (!value.isTensor()) return Error::Ok;  // bind_input reports it
+  const Tensor& positions = value.toTensor();
+  if (positions.scalar_type() != executorch::aten::ScalarType::Long || positions.numel() < 1 ||
+      positions.const_data_ptr<int64_t>()[0] != 0) {
+    return Error::Ok;
+  }
+  const OpenVINOApi& api = OpenVINOLibrary::instance().api();
+  ov_infer_request_t* fresh = nullptr;
+  if (api.ov_compiled_model_create_infer_request(partition.model->compiled(), &fresh) != OK) {
+    report_error(ov_message("execute: could not create the infer request of a new sequence"));
+    return Error::MemoryAllocationFailed;
+  }
+  api.ov_infer_request_free(partition.request);
+  partition.request = fresh;
+  for (BoundBuffer& bound : partition.bound_inputs) bound.known = false;
+  for (BoundBuffer& bound : partition.bound_outputs) bound.known = false;
+  partition.state_written = false;
+  partition.state_lost = false;  // what was lost belonged to the sequence that ended
   return Error::Ok;
 }
 
@@ -284,11 +322,16 @@ Error execute_partition(Partition& partition, Span<EValue*> args) {
                  " outputs; lower the model again");
     return Error::InvalidProgram;
   }
+  if (partition.restart_input >= 0 && partition.state_written) {
+    Error e = restart_at_position_zero(partition, *args[partition.restart_input]);
+    if (e != Error::Ok) return e;
+  }
   if (partition.state_lost) {
     report_error(
         "execute: an earlier call of this method failed after OpenVINO had already updated the buffers the "
         "program keeps between calls (a KV cache), so they may no longer be what eager PyTorch would hold; "
-        "load the method again to start from the program's values");
+        "load the method again to start from the program's values" +
+        std::string(partition.restart_input >= 0 ? ", or start a new sequence at position 0" : ""));
     return Error::InvalidState;
   }
   std::string changed;
@@ -309,6 +352,7 @@ Error execute_partition(Partition& partition, Span<EValue*> args) {
     InferScope scope;
     status = api.ov_infer_request_infer(partition.request);
   }
+  partition.state_written = true;  // (a failed inference may have written it too)
   if (status != OK) {
     report_error(ov_message("execute: OpenVINO inference failed"));
     return Error::Internal;
@@ -326,11 +370,14 @@ Error execute_partition(Partition& partition, Span<EValue*> args) {
       partition.state_lost = partition.guards_state;
       // A declared input range (input_ranges) says what to do itself; a lookup's check gets the advice here,
       // an embedding bag's offsets theirs (passes/index_checks.py writes the messages).
+      // A message with "; " gives its own advice (cached_attention.py's KV cache check).
       const bool declared = check.message.find("input_ranges") != std::string::npos;
       const bool offsets = check.message.find(" offset") != std::string::npos;
+      const bool advised = check.message.find("; ") != std::string::npos;
       const std::string eager = " (eager PyTorch raises an error for it); ";
       report_error("execute: " + check.message +
-                   (declared  ? std::string("; pass values within it or lower the program with a wider range")
+                   (advised    ? std::string()
+                    : declared ? std::string("; pass values within it or lower the program with a wider range")
                     : offsets ? eager + "give offsets that start at 0, do not decrease and stay within the number "
                                         "of indices"
                               : eager + "pass indices within the size of the dimension they index"));

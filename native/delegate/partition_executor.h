@@ -69,6 +69,11 @@ struct Partition {
   // written by a call eager PyTorch would have refused, so later calls fail too.
   bool guards_state = false;
   bool state_lost = false;
+  // The input whose first value 0 starts a new sequence with a new infer request (a KV cache that
+  // grows with each call, lowering/cached_attention.py), -1 for none; and whether the request's state
+  // has been written since it was created.
+  int64_t restart_input = -1;
+  bool state_written = false;
 
   Partition();
   Partition(const Partition&) = delete;
