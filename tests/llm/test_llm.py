@@ -80,6 +80,78 @@ def test_generation_from_the_file_equals_eager(f32_program, model, eager):
         torch.testing.assert_close(torch.stack(got_logits), torch.stack(logits), **LOGITS_TOLERANCE)
 
 
+def _partition_model(pte: bytes):
+    """The OpenVINO model of the program's (single) partition, read from its processed blob."""
+    import numpy as np
+    import openvino as ov
+
+    from executorch_openvino.processed_blob import unpack
+
+    (blob,) = _delegate_blobs(pte)
+    ir = unpack(blob)
+    return ov.Core().read_model(ir.xml, ov.Tensor(np.frombuffer(ir.weights, np.uint8).copy()))
+
+
+def test_attention_is_the_stateful_form_openvino_fuses(f32_program):
+    import openvino as ov
+
+    model = _partition_model(f32_program[0].buffer)
+    types = [op.get_type_name() for op in model.get_ops()]
+    # The cache grows by concatenation: no scatter into, or transpose of, a whole static cache.
+    assert "ScatterNDUpdate" not in types and types.count("ScaledDotProductAttention") == 2, sorted(set(types))
+    # exact numerics: the cache in float32, not OpenVINO's 8-bit CPU default.
+    assert model.get_rt_info(["runtime_options", "KV_CACHE_PRECISION"]).astype(str) == "f32"
+    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    ops = compiled.get_runtime_model().get_ops()
+    runtime = [op.get_rt_info()["layerType"].astype(str) for op in ops]
+    # OpenVINO's CPU plugin fused each layer's ReadValue -> Gather -> Concat -> attention -> Assign into one node
+    # that also returns the grown keys and values (3 outputs).
+    fused = [op for op, kind in zip(ops, runtime) if kind == "ScaledDotProductAttention" and op.get_output_size() == 3]
+    assert len(fused) == 2 and "ScatterNDUpdate" not in runtime, sorted(set(runtime))
+
+
+def test_rewind_and_new_sequences_equal_eager(f32_program, model):
+    _, path = f32_program
+    method = exov.load_method(path)
+    history = PROMPTS[1] + method_greedy(method, PROMPTS[1], 12)[0]  # what the cache holds (each token fed)
+    # Rewind into the prompt, then twice into what the rewinds generated.
+    for keep, new in ((5, [99, 98, 97]), (14, [7]), (9, [64, 65])):
+        expected, logits = eager_greedy(model, history[:keep] + new, 10)
+        got, got_logits = method_greedy_from(method, new, keep, 10)
+        assert got == expected, keep
+        torch.testing.assert_close(torch.stack(got_logits), torch.stack(logits), **LOGITS_TOLERANCE)
+        history = history[:keep] + new + got
+    # generate(start_position=) continues the same cache; a call at 0 starts over.
+    assert exov.generate(method, PROMPTS[0], 8).tokens == _until_eos(eager_greedy(model, PROMPTS[0], 8)[0])
+
+
+def method_greedy_from(method, tokens: list, start: int, new_tokens: int) -> tuple[list, list]:
+    """method_greedy for tokens fed at positions start.. (the cache holding what came before)."""
+    out = method.execute([torch.tensor([tokens]), torch.arange(start, start + len(tokens))])[0]
+    got, logits, position = [], [], start + len(tokens)
+    for _ in range(new_tokens):
+        logits.append(out[0, -1])
+        got.append(int(out[0, -1].argmax()))
+        out = method.execute([torch.tensor([[got[-1]]]), torch.tensor([position])])[0]
+        position += 1
+    return got, logits
+
+
+def test_a_gap_in_positions_fails_and_position_zero_recovers(f32_program, model):
+    _, path = f32_program
+    method = exov.load_method(path)
+    method_greedy(method, PROMPTS[0], 4)  # positions 0..7 held
+    # A static cache would attend slots 8..19, never written: refused instead of a quiet wrong answer.
+    with pytest.raises(Exception, match=r"past the end of the KV cache; continue from the next position or start"):
+        method.execute([torch.tensor([[3]]), torch.tensor([20])])
+    with pytest.raises(Exception, match=r"or start a new sequence at position 0"):
+        method.execute([torch.tensor([[3]]), torch.tensor([8])])
+    # A fresh method's first call must start at 0 too.
+    with pytest.raises(Exception, match=r"past the end of the KV cache"):
+        exov.load_method(path).execute([torch.tensor([[3]]), torch.tensor([1])])
+    assert method_greedy(method, PROMPTS[2], 6)[0] == eager_greedy(model, PROMPTS[2], 6)[0]
+
+
 def test_generate_restarts_and_two_methods_keep_their_own_cache(f32_program, eager):
     program, path = f32_program
     first, second = exov.load_method(path), exov.load_method(program.buffer)

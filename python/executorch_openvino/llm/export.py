@@ -87,10 +87,12 @@ class _LastLogits(torch.nn.Module):
 
     def forward(self, input_ids, cache_position):
         decoder = self.decoder
-        # What transformers 5.25's TorchExportableModuleWithStaticCache.forward does, with logits_to_keep.
-        for layer in decoder.static_cache.layers:
+        # What transformers 5.25's TorchExportableModuleWithStaticCache.forward (and ...WithHybridCache's, for
+        # models with sliding-window layers, whose cache is `cache`) does, with logits_to_keep.
+        cache = decoder.static_cache if hasattr(decoder, "static_cache") else decoder.cache
+        for layer in cache.layers:
             layer.cumulative_length.copy_(cache_position[0])
-        return decoder.model(input_ids=input_ids, attention_mask=None, cache=decoder.static_cache, use_cache=True,
+        return decoder.model(input_ids=input_ids, attention_mask=None, cache=cache, use_cache=True,
                              logits_to_keep=1).logits
 
 

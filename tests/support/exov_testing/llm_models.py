@@ -17,6 +17,31 @@ def tiny_llama(seed: int = 0, vocab_size: int = 128):
     return transformers.LlamaForCausalLM(config).eval()
 
 
+# Architecture -> (config class, model class, settings besides the tiny shape below): the decoder-only
+# families export_llm is tested with (docs/user-guide/llm.md lists them).
+ARCHITECTURES = {
+    "qwen2": ("Qwen2Config", "Qwen2ForCausalLM", {}),
+    "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", {"head_dim": 16}),
+    "phi3": ("Phi3Config", "Phi3ForCausalLM", {"pad_token_id": 0}),
+    "mistral": ("MistralConfig", "MistralForCausalLM", {"sliding_window": None}),
+    # Sliding-window layers and attention logit soft-capping (not scaled_dot_product_attention).
+    "gemma2": ("Gemma2Config", "Gemma2ForCausalLM", {"head_dim": 16, "sliding_window": 8, "pad_token_id": 0}),
+}
+
+
+def tiny_decoder(architecture: str, seed: int = 0):
+    """A random-weight model of `architecture` (a key of ARCHITECTURES) shaped like tiny_llama: 2 layers,
+    4 query and 2 key/value heads of 16, a 128-token vocabulary, bos 1, eos 2."""
+    import transformers
+
+    config_class, model_class, settings = ARCHITECTURES[architecture]
+    torch.manual_seed(seed)
+    config = getattr(transformers, config_class)(
+        vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=256, bos_token_id=1, eos_token_id=2, **settings)
+    return getattr(transformers, model_class)(config).eval()
+
+
 def eager_greedy(model, prompt: list, new_tokens: int) -> tuple[list, list]:
     """Greedy tokens and each step's last logits, recomputing from all tokens (no cache)."""
     tokens, logits = list(prompt), []
