@@ -133,6 +133,7 @@ def _call(graph: torch.fx.Graph, target, *args, **kwargs) -> torch.fx.Node:
 
 
 def _find_layers(program, cache_names: set) -> list:
+    """Every attention of `program` as a :class:`_Layer`, or [] when one is not over a cache write."""
     layers = []
     for node in program.graph.nodes:
         if node.op != "call_function" or op_name(node.target) != "aten.scaled_dot_product_attention.default":
@@ -175,30 +176,31 @@ def _cache_write(node, cache_names: set):
             return None
     else:
         return None
+    values, positions = _written_values(node).meta.get("val"), _write_positions(node).meta.get("val")
+    if not (isinstance(values, torch.Tensor) and isinstance(positions, torch.Tensor) and values.dim() == 4
+            and positions.dim() == 1 and str(values.shape[2]) == str(positions.shape[0])
+            and [values.shape[i] for i in (0, 1, 3)] == [value.shape[i] for i in (0, 1, 3)]):
+        return None  # values broadcast along the positions, or of another shape
     # The buffer feeds only this write, the write only its chain (or the attention) and the new state.
-    if len(buffer.users) != 1 or not _only_output_and(node, chain[-1] if chain else None):
-        return None
-    if not _gqa_chain_shapes(chain, value):
+    outputs = [u for u in node.users if u.op == "output"]
+    if len(buffer.users) != 1 or len(outputs) != 1 or len(node.users) > 2 or not _gqa_chain(chain, value.shape[2]):
         return None
     return node, list(reversed(chain))
 
 
-def _only_output_and(write: torch.fx.Node, reader) -> bool:
-    users = set(write.users)
-    outputs = {u for u in users if u.op == "output"}
-    others = users - outputs
-    return len(outputs) == 1 and len(others) <= 1
-
-
-def _gqa_chain_shapes(chain: list, cache: torch.Tensor) -> bool:
-    """The copies between a write and the attention are unsqueeze(2) -> expand -> (clone) -> view, of the
-    cache's length, or nothing."""
-    names = [op_name(n.target) for n in reversed(chain)]
-    if not names:
+def _gqa_chain(chain: list, length) -> bool:
+    """The copies between a write and the attention (`chain`, from the attention up) are none, or
+    ``unsqueeze(2) -> expand(.., length, ..) -> (clone) -> view(.., length, ..)`` of the cache's `length`."""
+    if not chain:
         return True
+    names = [op_name(n.target) for n in reversed(chain)]
     if names[0] != "aten.unsqueeze_copy.default" or chain[-1].args[1] != 2:
         return False
-    return all(n in _GQA_CHAIN for n in names)
+    for node, name in zip(reversed(chain), names):
+        axis = {"aten.expand_copy.default": 3, "aten.view_copy.default": 2}.get(name)
+        if axis is not None and (len(node.args[1]) != (5 if axis == 3 else 4) or node.args[1][axis] != length):
+            return False
+    return True
 
 
 def _write_positions(write: torch.fx.Node):
@@ -386,11 +388,11 @@ def move_state_before_checks(model, position: int, checks: int):
 
 
 def finish(model, cached: CachedAttention, variables: dict, restart: int, exact: bool):
-    """Returns `model` (after ``model_state.keep_as_state``) in the form OpenVINO's CPU plugin fuses: each
-    cache's ``ReadValue`` read through a ``Gather`` in beam order (one beam, index 0, computed so that it
-    is not folded away; `variables`: placeholder name -> variable id), input `restart` named for the delegate, and the KV cache kept in float32 when
-    `exact` (OpenVINO's ``KV_CACHE_PRECISION``, read from the IR's ``runtime_options``: its CPU default
-    is 8-bit on x86 in 2025.4 and 2026.4)."""
+    """Returns `model` (after ``model_state.keep_as_state``; `variables` maps placeholder names to variable
+    ids) in the form OpenVINO's CPU plugin fuses: each cache's ``ReadValue`` read through a ``Gather`` in
+    beam order (one beam, index 0, computed so that it is not folded away), input `restart` named for the
+    delegate, and the KV cache kept in float32 when `exact` (OpenVINO's ``KV_CACHE_PRECISION``, which
+    OpenVINO reads from the IR's ``runtime_options``; otherwise its CPU plugin's default)."""
     import openvino as ov
     from openvino import opset13
 
