@@ -270,7 +270,8 @@ Error open_partition(std::shared_ptr<SharedCompiledModel> model, std::unique_ptr
     const PortInfo& port = partition->inputs[i];
     if (port.name.compare(0, restart_prefix, kRestartStatePrefix) != 0) continue;
     if (port.type != I64 || !port.rank_known || port.ranges.size() != 1) {
-      report_error("init: the input '" + port.name + "' that restarts the model's state is not a 1-d int64 tensor; "
+      report_error("init: the input '" + port.name +
+                   "' that restarts the model's state is not a 1-d int64 tensor; "
                    "lower the model again");
       return Error::InvalidProgram;
     }
@@ -378,9 +379,9 @@ Error execute_partition(Partition& partition, Span<EValue*> args) {
       report_error("execute: " + check.message +
                    (advised    ? std::string()
                     : declared ? std::string("; pass values within it or lower the program with a wider range")
-                    : offsets ? eager + "give offsets that start at 0, do not decrease and stay within the number "
-                                        "of indices"
-                              : eager + "pass indices within the size of the dimension they index"));
+                    : offsets  ? eager + "give offsets that start at 0, do not decrease and stay within the number "
+                                         "of indices"
+                               : eager + "pass indices within the size of the dimension they index"));
       return Error::InvalidArgument;
     }
   }
