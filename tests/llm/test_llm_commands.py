@@ -3,6 +3,7 @@ export, on the tiny Llama of the CI tests (our code around OpenVINO: the newest 
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -79,6 +80,35 @@ def test_command_line_exports_and_generates(model, saved, tmp_path):
     done = subprocess.run([*run, "export-llm", "--model", str(tmp_path / "nothing"), "--out", str(tmp_path / "x.pte")],
                           capture_output=True, text=True)
     assert done.returncode == 1 and "nothing" in done.stderr and "Traceback" not in done.stderr
+
+
+def _tiny_gguf(path, architecture: str) -> None:
+    """A GGUF file with `architecture`'s name and one small tensor, written with the gguf package."""
+    import numpy as np
+    from gguf import GGUFWriter
+
+    writer = GGUFWriter(str(path), architecture)
+    writer.add_block_count(1)
+    writer.add_tensor("token_embd.weight", np.arange(4096, dtype=np.float32).reshape(64, 64))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def test_export_llm_names_a_bad_gguf_file_and_writes_nothing(tmp_path):
+    pytest.importorskip("gguf")
+    run = [sys.executable, "-m", "executorch_openvino", "export-llm", "--out", str(tmp_path / "x.pte"), "--model"]
+    truncated, embedding = tmp_path / "truncated.gguf", tmp_path / "embedding.gguf"
+    _tiny_gguf(truncated, "llama")
+    truncated.write_bytes(truncated.read_bytes()[:-2000])
+    _tiny_gguf(embedding, "bert")
+    for path, expected in ((truncated, r"could not be read as a GGUF file .* truncated or damaged"),
+                           (embedding, r"holds a 'bert' model, which transformers does not read from GGUF files")):
+        done = subprocess.run([*run, str(path)], capture_output=True, text=True)
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+        assert re.search(expected, done.stderr) and path.name in done.stderr, done.stderr
+        assert not (tmp_path / "x.pte").exists() and not (tmp_path / "x.tokenizer").exists()
 
 
 RUNNER = """
