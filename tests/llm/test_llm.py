@@ -142,7 +142,7 @@ def test_a_gap_in_positions_fails_and_position_zero_recovers(f32_program, model)
     method = exov.load_method(path)
     method_greedy(method, PROMPTS[0], 4)  # positions 0..7 held
     # A static cache would attend slots 8..19, never written: refused instead of a quiet wrong answer.
-    with pytest.raises(Exception, match=r"past the end of the KV cache; continue from the next position or start"):
+    with pytest.raises(Exception, match=r"past the end of the KV cache; start a new sequence at position 0"):
         method.execute([torch.tensor([[3]]), torch.tensor([20])])
     with pytest.raises(Exception, match=r"or start a new sequence at position 0"):
         method.execute([torch.tensor([[3]]), torch.tensor([8])])

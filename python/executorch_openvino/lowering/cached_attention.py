@@ -43,7 +43,17 @@ aten = torch.ops.aten
 _MASKED_POSITION = 2**62
 _GQA_CHAIN = ("aten.unsqueeze_copy.default", "aten.expand_copy.default", "dim_order_ops._clone_dim_order.default",
               "aten.view_copy.default", "aten.clone.default")
-_SAMPLES = ((0, 1), (0, 3), (2, 1), (5, 2), (1, 4))  # (start, tokens), kept within the context
+_PREFILLS = ((0, 1), (0, 3), (2, 1), (5, 2), (1, 4))  # (start, tokens), kept within the context
+_DECODE_SAMPLES = 64  # single-token calls spread over the whole context, its last position included
+
+
+def _samples(context: int) -> list:
+    """(start, tokens) calls whose masks, compared with the causal one, cover every row a mask can differ in
+    by a window or sink of any size: prefills at the start and at the end, and decode steps across the
+    context (a sliding window shorter than the context shows in the last row)."""
+    decode = {(p, 1) for p in range(0, context, max(1, context // _DECODE_SAMPLES))} | {(context - 1, 1)}
+    ends = {(max(0, context - n), n) for n in (2, 3)}
+    return sorted({*_PREFILLS, *decode, *ends})
 
 
 @dataclasses.dataclass
@@ -72,7 +82,7 @@ def rewrite(program: torch.export.ExportedProgram, states: dict) -> CachedAttent
     values) into the fused form; returns what changed, or None (nothing changed) where the program is
     not a static cache's attention as proven above."""
     layers = _find_layers(program, set(states))
-    if not layers:
+    if not layers or _reads_other_state(program, states, layers):
         return None
     # Each write's positions (index checks may have made each its own copy): proven equal below.
     positions = list(dict.fromkeys(_write_positions(w) for layer in layers for w in layer.writes))
@@ -119,7 +129,21 @@ def rewrite(program: torch.export.ExportedProgram, states: dict) -> CachedAttent
     return CachedAttention(caches=caches, restart_input=restart_input, positions_input=past.name,
                            positions_value=past.meta["val"],
                            check_message="a call started at a position past the end of the KV cache; "
-                                         "continue from the next position or start a new sequence at 0")
+                                         "start a new sequence at position 0")
+
+
+def _reads_other_state(program, states: dict, layers: list) -> bool:
+    """Whether the partition reads a state other than the caches (a counter, say): a new sequence gives the
+    method a new infer request, which would start that state over too. A ``copy`` into a state reads only
+    its shape (transformers' ``cumulative_length``)."""
+    caches = {w.args[0] for layer in layers for w in layer.writes}
+    for node in program.graph.nodes:
+        if node.op != "placeholder" or node.name not in states or node in caches:
+            continue
+        if any(not (op_name(u.target) == "aten.copy.default" and u.args[0] is node and node not in u.args[1:])
+               for u in node.users if u.op == "call_function") or any(u.op != "call_function" for u in node.users):
+            return True
+    return False
 
 
 def _call(graph: torch.fx.Graph, target, *args, **kwargs) -> torch.fx.Node:
@@ -251,7 +275,7 @@ def _prove_static_cache(program, layers: list, positions: list, states: dict) ->
     slots = torch.arange(context)
     read_states = [n for n in user_inputs if n.name in states]
     fillings = [{n: states[n.name] for n in read_states}, {n: _other_values(states[n.name]) for n in read_states}]
-    for (start, count), filling in ((sample, f) for sample in _SAMPLES for f in fillings):
+    for (start, count), filling in ((sample, f) for sample in _samples(context) for f in fillings):
         if start + count > context:
             continue
         try:
@@ -391,8 +415,8 @@ def finish(model, cached: CachedAttention, variables: dict, restart: int, exact:
     """Returns `model` (after ``model_state.keep_as_state``; `variables` maps placeholder names to variable
     ids) in the form OpenVINO's CPU plugin fuses: each cache's ``ReadValue`` read through a ``Gather`` in
     beam order (one beam, index 0, computed so that it is not folded away), input `restart` named for the
-    delegate, and the KV cache kept in float32 when `exact` (OpenVINO's ``KV_CACHE_PRECISION``, which
-    OpenVINO reads from the IR's ``runtime_options``; otherwise its CPU plugin's default)."""
+    delegate, and the KV cache kept in float32 when `exact`, else float16 (OpenVINO's ``KV_CACHE_PRECISION``,
+    which OpenVINO reads from the IR's ``runtime_options``)."""
     import openvino as ov
     from openvino import opset13
 
@@ -413,8 +437,9 @@ def finish(model, cached: CachedAttention, variables: dict, restart: int, exact:
             target.replace_source_output(gathered.output(0))
     parameter = model.input(restart)
     parameter.get_tensor().set_names({RESTART_STATE_PREFIX + cached.restart_input})
-    if exact:
-        model.set_rt_info("f32", ["runtime_options", "KV_CACHE_PRECISION"])
+    # u8, OpenVINO's CPU default, moved a tiny Llama's logits by up to 0.41 (of about 0.5) where f16 moved
+    # them 6e-5 (2026.4.1, numerics="fast", a tester's measurement).
+    model.set_rt_info("f32" if exact else "f16", ["runtime_options", "KV_CACHE_PRECISION"])
     model.validate_nodes_and_infer_types()
     return model
 

@@ -24,6 +24,8 @@ ARCHITECTURES = {
     "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", {"head_dim": 16}),
     "phi3": ("Phi3Config", "Phi3ForCausalLM", {"pad_token_id": 0}),
     "mistral": ("MistralConfig", "MistralForCausalLM", {"sliding_window": None}),
+    # A sliding window shorter than the context: the static cache's mask is not causal there.
+    "mistral-window": ("MistralConfig", "MistralForCausalLM", {"sliding_window": 8}),
     # Sliding-window layers and attention logit soft-capping (not scaled_dot_product_attention).
     "gemma2": ("Gemma2Config", "Gemma2ForCausalLM", {"head_dim": 16, "sliding_window": 8, "pad_token_id": 0}),
 }

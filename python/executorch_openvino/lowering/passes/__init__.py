@@ -23,7 +23,7 @@ import torch
 from . import (adaptive_max_pools, arange_dtypes, aten_spelling, avg_pool_padding, bool_casts, clamp_bounds,
                constant_cumsums, dynamic_splits, embedding_bags, flattened_matmuls, integer_remainders,
                kept_result_copies, medians, nan_propagation, per_channel_dequantize, returned_inputs, round_decimals,
-               zero_dim_integer_dtypes)
+               view_sizes, zero_dim_integer_dtypes)
 
 
 def run_before_decomposition(program: torch.export.ExportedProgram, *, exact: bool,
@@ -61,6 +61,7 @@ def run_before_conversion(program: torch.export.ExportedProgram, *, propagate_na
     avg_pool_padding.pad_explicitly(program)
     flattened_matmuls.unflatten_matmuls(program)
     nan_propagation.zero_rows_without_keys(program)
+    view_sizes.write_static_view_sizes(program)
     bool_casts.compare_instead_of_casting(program)
     clamp_bounds.round_half_clamp_bounds(program)
     if propagate_nans:
