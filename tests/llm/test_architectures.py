@@ -48,13 +48,3 @@ def test_architecture_generates_as_eager(architecture):
     assert _greedy(method, [77, 78], 3, 6)[0] == expected
     assert _greedy(method, [9, 9], 0, 6)[0] == eager_greedy(model, [9, 9], 6)[0]
 
-
-def test_a_context_as_long_as_the_head_size():
-    # OpenVINO's converter read a view's -1 as 1 when the KV cache length equalled the head size (16), after the
-    # attention was kept whole, and every call failed (passes/view_sizes.py).
-    from exov_testing.llm_models import tiny_llama
-
-    model = tiny_llama()
-    method = exov.load_method(exov.export_llm(model, max_context_len=16).buffer)
-    expected, _ = eager_greedy(model, [5, 17, 42], 10)
-    assert _greedy(method, [5, 17, 42], 0, 10)[0] == expected
