@@ -236,6 +236,9 @@ def accuracy(folder: Path, tokenizer) -> dict:
     for engine in OURS:
         method = exov.load_method(str(folder / f"{engine}.pte"))
         found["ppl"][engine] = perplexity(windows, lambda w: one_token_at_a_time(method, w))
+    if llamacpp_crashes():
+        print(f"llamacpp-q4_1: no perplexity ({LLAMACPP_AMX})", file=sys.stderr)
+        return found
     import llama_cpp
 
     llm = llama_cpp.Llama(str(gguf_path()), n_ctx=CONTEXT, logits_all=True, verbose=False)
@@ -246,6 +249,15 @@ def accuracy(folder: Path, tokenizer) -> dict:
         return torch.tensor(llm.scores[:len(window)])
     found["ppl"]["llamacpp-q4_1"] = perplexity(windows, llama_logits)
     return found
+
+
+LLAMACPP_AMX = ("llama-cpp-python 0.3.36 crashes in its AMX kernels on CPUs with AMX (ggml_backend_amx_mul_mat, "
+                "a segmentation fault that ended a whole run on an Intel Xeon here)")
+
+
+def llamacpp_crashes() -> bool:
+    """llama.cpp's AMX path crashes this process on a CPU with AMX (LLAMACPP_AMX): its rows are left out there."""
+    return " amx_tile" in open("/proc/cpuinfo").read()
 
 
 def one_token_at_a_time(method, window):
@@ -306,7 +318,9 @@ def goals(results: dict) -> list:
 
 
 def table(results: dict, lowering: dict, sizes: dict, weights_mib: dict, found: dict, cpu: str) -> str:
-    lines = [f"CPU: {cpu}. Load average at start: {results['load_average']}.", "",
+    left_out = [f"llama.cpp left out: {LLAMACPP_AMX}.", ""] if not any(
+        key.startswith("llamacpp") for key in results["runs"]) and llamacpp_crashes() else []
+    lines = [f"CPU: {cpu}. Load average at start: {results['load_average']}.", "", *left_out,
              "| engine | weights | cores | load s | TTFT ms (32 tokens) | decode tokens/s | ms/token ctx 32 | "
              "ms/token ctx 480 | ctx 480 / ctx 32 | peak RSS above imports MiB | x weights | .pte MiB | lowering s |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -351,6 +365,9 @@ def main() -> int:
     load_average = os.getloadavg()
     lowering = build_programs(folder, args.reuse)
     engines = args.engines.split(",")
+    if "llamacpp-q4_1" in engines and llamacpp_crashes():
+        engines.remove("llamacpp-q4_1")
+        print(f"llamacpp-q4_1 left out: {LLAMACPP_AMX}", flush=True)
     earlier = json.loads((args.out / "llm.json").read_text()) if args.reuse and (args.out / "llm.json").is_file() else {}
     # --reuse with --engines: the other engines' rows (and the accuracy) of the last run are kept.
     runs: dict = {key: rounds for key, rounds in earlier.get("runs", {}).items() if key.split("@")[0] not in engines}
