@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import executorch_openvino as exov
-from exov_testing.llm_models import eager_greedy, tiny_llama
+from exov_testing.llm_models import eager_greedy, method_greedy, tiny_llama
 
 pytestmark = [pytest.mark.older_openvino]
 
@@ -24,19 +24,6 @@ NEW_TOKENS = 64
 CONTEXT = 96
 # Logits of this model are of order 1: bf16 (8 mantissa bits) would be off by about 1e-2.
 LOGITS_TOLERANCE = dict(rtol=1e-4, atol=1e-4)
-
-
-def method_greedy(method, prompt: list, new_tokens: int) -> tuple[list, list]:
-    """The same loop through the program: the prompt in one call, then one token per call."""
-    logits = []
-    out = method.execute([torch.tensor([prompt]), torch.arange(len(prompt))])[0]
-    tokens, position = [], len(prompt)
-    for _ in range(new_tokens):
-        logits.append(out[0, -1])
-        tokens.append(int(out[0, -1].argmax()))
-        out = method.execute([torch.tensor([[tokens[-1]]]), torch.tensor([position])])[0]
-        position += 1
-    return tokens, logits
 
 
 @pytest.fixture(scope="module")
@@ -117,24 +104,12 @@ def test_rewind_and_new_sequences_equal_eager(f32_program, model):
     # Rewind into the prompt, then twice into what the rewinds generated.
     for keep, new in ((5, [99, 98, 97]), (14, [7]), (9, [64, 65])):
         expected, logits = eager_greedy(model, history[:keep] + new, 10)
-        got, got_logits = method_greedy_from(method, new, keep, 10)
+        got, got_logits = method_greedy(method, new, 10, start=keep)
         assert got == expected, keep
         torch.testing.assert_close(torch.stack(got_logits), torch.stack(logits), **LOGITS_TOLERANCE)
         history = history[:keep] + new + got
     # generate(start_position=) continues the same cache; a call at 0 starts over.
     assert exov.generate(method, PROMPTS[0], 8).tokens == _until_eos(eager_greedy(model, PROMPTS[0], 8)[0])
-
-
-def method_greedy_from(method, tokens: list, start: int, new_tokens: int) -> tuple[list, list]:
-    """method_greedy for tokens fed at positions start.. (the cache holding what came before)."""
-    out = method.execute([torch.tensor([tokens]), torch.arange(start, start + len(tokens))])[0]
-    got, logits, position = [], [], start + len(tokens)
-    for _ in range(new_tokens):
-        logits.append(out[0, -1])
-        got.append(int(out[0, -1].argmax()))
-        out = method.execute([torch.tensor([[got[-1]]]), torch.tensor([position])])[0]
-        position += 1
-    return got, logits
 
 
 def test_a_gap_in_positions_fails_and_position_zero_recovers(f32_program, model):

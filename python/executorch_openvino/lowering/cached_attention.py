@@ -35,12 +35,15 @@ import dataclasses
 
 import torch
 
-from .ops import op_name
+from .ops import add_call, op_name
 
 aten = torch.ops.aten
 
 # Where an entry no longer counts: above every position (ExecuTorch's positions are int64).
 _MASKED_POSITION = 2**62
+# Where the grouped-query copies name the cache's length: expand's (1, kv, rep, length, dim), view's (1, heads,
+# length, dim).
+_LENGTH_AXIS = {"aten.expand_copy.default": 3, "aten.view_copy.default": 2}
 _GQA_CHAIN = ("aten.unsqueeze_copy.default", "aten.expand_copy.default", "dim_order_ops._clone_dim_order.default",
               "aten.view_copy.default", "aten.clone.default")
 _PREFILLS = ((0, 1), (0, 3), (2, 1), (5, 2), (1, 4))  # (start, tokens), kept within the context
@@ -86,10 +89,9 @@ def rewrite(program: torch.export.ExportedProgram, states: dict) -> CachedAttent
         return None
     # Each write's positions (index checks may have made each its own copy): proven equal below.
     positions = list(dict.fromkeys(_write_positions(w) for layer in layers for w in layer.writes))
-    proof = _prove_static_cache(program, layers, positions, states)
-    if proof is None:
+    restart_input = _prove_static_cache(program, layers, positions, states)
+    if restart_input is None:
         return None
-    restart_input = proof
     graph = program.graph
     idx = positions[0]
     caches = tuple(w.args[0].name for layer in layers for w in layer.writes)
@@ -100,22 +102,23 @@ def rewrite(program: torch.export.ExportedProgram, states: dict) -> CachedAttent
     with idx.meta["val"].fake_mode:
         past.meta["val"] = torch.empty(context, dtype=torch.int64)
     with graph.inserting_before(idx.next):  # before the first attention reads the mask
-        start = _call(graph, aten.select_copy.int, idx, 0, 0)
-        stale = _call(graph, aten.ge.Tensor, past, start)
-        kept = _call(graph, aten.masked_fill.Scalar, past, stale, _MASKED_POSITION)
-        present = _call(graph, aten.cat.default, [kept, idx], 0)
-        allowed = _call(graph, aten.le.Tensor, _call(graph, aten.unsqueeze_copy.default, present, 0),
-                        _call(graph, aten.unsqueeze_copy.default, idx, 1))
-        mask = _call(graph, aten.unsqueeze_copy.default, _call(graph, aten.unsqueeze_copy.default, allowed, 0), 0)
+        start = add_call(graph, aten.select_copy.int, idx, 0, 0)
+        stale = add_call(graph, aten.ge.Tensor, past, start)
+        kept = add_call(graph, aten.masked_fill.Scalar, past, stale, _MASKED_POSITION)
+        present = add_call(graph, aten.cat.default, [kept, idx], 0)
+        allowed = add_call(graph, aten.le.Tensor, add_call(graph, aten.unsqueeze_copy.default, present, 0),
+                           add_call(graph, aten.unsqueeze_copy.default, idx, 1))
+        mask = add_call(graph, aten.unsqueeze_copy.default,
+                        add_call(graph, aten.unsqueeze_copy.default, allowed, 0), 0)
         # The positions before `start` must all be held: a gap would have read slots never written.
-        held = _call(graph, aten.sum.dim_IntList,
-                     _call(graph, aten._to_copy.default, _call(graph, aten.lt.Tensor, past, start), dtype=torch.int64),
-                     [0])
-        gap = _call(graph, aten.ne.Tensor, held, start)
+        earlier = add_call(graph, aten._to_copy.default, add_call(graph, aten.lt.Tensor, past, start),
+                           dtype=torch.int64)
+        held = add_call(graph, aten.sum.dim_IntList, earlier, [0])
+        gap = add_call(graph, aten.ne.Tensor, held, start)
     for layer in layers:
         for write, chain in zip(layer.writes, layer.chains):
             with graph.inserting_before(write):
-                grown = _call(graph, aten.cat.default, [write.args[0], _written_values(write)], 2)
+                grown = add_call(graph, aten.cat.default, [write.args[0], _written_values(write)], 2)
             write.replace_all_uses_with(grown)
             graph.erase_node(write)
             _make_length_dynamic(chain)
@@ -144,16 +147,6 @@ def _reads_other_state(program, states: dict, layers: list) -> bool:
                for u in node.users if u.op == "call_function") or any(u.op != "call_function" for u in node.users):
             return True
     return False
-
-
-def _call(graph: torch.fx.Graph, target, *args, **kwargs) -> torch.fx.Node:
-    """A new node ``target(*args, **kwargs)`` with its fake value (args may hold lists of nodes)."""
-    node = graph.call_function(target, args, kwargs)
-    values = torch.fx.node.map_arg(args, lambda a: a.meta["val"])
-    mode = next(v.fake_mode for v in torch.utils._pytree.tree_leaves(values) if isinstance(v, torch.Tensor))
-    with mode:
-        node.meta["val"] = target(*values, **kwargs)
-    return node
 
 
 def _find_layers(program, cache_names: set) -> list:
@@ -221,8 +214,8 @@ def _gqa_chain(chain: list, length) -> bool:
     if names[0] != "aten.unsqueeze_copy.default" or chain[-1].args[1] != 2:
         return False
     for node, name in zip(reversed(chain), names):
-        axis = {"aten.expand_copy.default": 3, "aten.view_copy.default": 2}.get(name)
-        if axis is not None and (len(node.args[1]) != (5 if axis == 3 else 4) or node.args[1][axis] != length):
+        axis = _LENGTH_AXIS.get(name)
+        if axis is not None and (len(node.args[1]) != axis + 2 or node.args[1][axis] != length):
             return False
     return True
 
@@ -239,13 +232,9 @@ def _make_length_dynamic(chain: list) -> None:
     """The grouped-query copies take the grown length (-1) where they named the cache's length."""
     for node in chain:
         name = op_name(node.target)
-        if name == "aten.expand_copy.default":
+        if name in _LENGTH_AXIS:
             sizes = list(node.args[1])
-            sizes[3] = -1
-            node.args = (node.args[0], sizes, *node.args[2:])
-        elif name == "aten.view_copy.default":
-            sizes = list(node.args[1])
-            sizes[2] = -1
+            sizes[_LENGTH_AXIS[name]] = -1
             node.args = (node.args[0], sizes, *node.args[2:])
         source = node.args[0].meta["val"]
         with source.fake_mode:  # (ATen's views: the edge ops' own kernels read sizes as ints)

@@ -9,12 +9,13 @@ import operator
 import torch
 
 
-def add_call(graph: torch.fx.Graph, target, *args) -> torch.fx.Node:
-    """A new node ``target(*args)`` at the graph's insertion point, with its fake value as ``meta["val"]``."""
-    created = graph.call_function(target, args)
-    values = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in args]
-    with next(v for v in values if isinstance(v, torch.Tensor)).fake_mode:
-        created.meta["val"] = target(*values)
+def add_call(graph: torch.fx.Graph, target, *args, **kwargs) -> torch.fx.Node:
+    """A new node ``target(*args, **kwargs)`` at the graph's insertion point (args may hold lists of nodes),
+    with its fake value as ``meta["val"]``."""
+    created = graph.call_function(target, args, kwargs)
+    values = torch.fx.node.map_arg(args, lambda a: a.meta["val"])
+    with next(v for v in torch.utils._pytree.tree_leaves(values) if isinstance(v, torch.Tensor)).fake_mode:
+        created.meta["val"] = target(*values, **kwargs)
     return created
 
 

@@ -55,6 +55,19 @@ def eager_greedy(model, prompt: list, new_tokens: int) -> tuple[list, list]:
     return tokens[len(prompt):], logits
 
 
+def method_greedy(method, tokens: list, new_tokens: int, start: int = 0) -> tuple[list, list]:
+    """Greedy tokens and each step's last logits through a loaded LLM program: `tokens` in one call at
+    positions ``start..`` (the cache holding what came before), then one generated token per call."""
+    out = method.execute([torch.tensor([tokens]), torch.arange(start, start + len(tokens))])[0]
+    got, logits, position = [], [], start + len(tokens)
+    for _ in range(new_tokens):
+        logits.append(out[0, -1])
+        got.append(int(out[0, -1].argmax()))
+        out = method.execute([torch.tensor([[got[-1]]]), torch.tensor([position])])[0]
+        position += 1
+    return got, logits
+
+
 def tiny_tokenizer():
     """A byte-level BPE tokenizer trained here on a fixed ASCII text (every token decodes to whole characters),
     of the kind ExecuTorch's LLM runner reads (tokenizer.json), with <unk> 0, <s> 1 and </s> 2."""
