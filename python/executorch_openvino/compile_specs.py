@@ -50,6 +50,14 @@ Keys (bytes values, UTF-8):
     The share of the ``"int4"`` layers' weights NNCF puts in 4 bits (default ``"1.0"``); the rest
     stays in 8 bits (NNCF picks the layers by a data-free sensitivity measure).
 
+``gguf_weights``
+    The path of a GGUF file the program's weights were read from (transformers dequantizes its blocks to
+    float32). Each matmul or embedding weight equal to one of its ``Q4_0``, ``Q4_1`` or ``Q8_0`` tensors
+    (rows may be reordered) is written as that tensor's own blocks, which OpenVINO's CPU plugin
+    decompresses inside its kernels: the same numbers as the file, at its size. Other weights follow
+    ``weight_compression``. Read at lowering only (the file must be there then, not where the program
+    runs); needs the ``gguf`` package.
+
 ``input_ranges``
     JSON ``{"input name": [low, high], ...}``: integer inputs of the program whose values the user
     promises lie in ``[low, high]`` (an LLM's positions: ``[0, context - 1]``), both within
@@ -85,7 +93,7 @@ PROGRAM_STATES = ("none", "mutable")
 WEIGHT_COMPRESSIONS = ("", "int8", "int4")
 # The keys a user gives; the partitioner writes program_state itself.
 USER_KEYS = ("device", "inference_precision", "performance_hint", "numerics", "weight_compression",
-             "weight_group_size", "weight_ratio", "input_ranges")
+             "weight_group_size", "weight_ratio", "gguf_weights", "input_ranges")
 KEYS = (*USER_KEYS, "program_state")
 # Keys executorch 1.5.1's own OpenVINO backend passes to OpenVINO's compile, and this package's way to the same.
 _UPSTREAM_KEYS = {
@@ -111,18 +119,20 @@ class OpenVINOOptions:
     weight_compression: str = ""
     weight_group_size: int = 128
     weight_ratio: float = 1.0
+    gguf_weights: str = ""
     input_ranges: tuple = ()  # ((name, low, high), ...)
 
 
 def make_compile_specs(device: str = "CPU", inference_precision: str = "", numerics: str = "exact",
                        performance_hint: str = "", weight_compression: str = "", weight_group_size: int = 128,
-                       weight_ratio: float = 1.0) -> list:
+                       weight_ratio: float = 1.0, gguf_weights: str = "") -> list:
     """Builds the ExecuTorch ``CompileSpec`` list for the delegate.
 
     Raises ``ValueError`` (before anything is converted) for an empty device,
     a precision outside ``f32``, ``f16``, ``bf16``, ``""``, numerics other
     than ``exact``/``fast``, or a performance hint outside
-    :data:`PERFORMANCE_HINTS`, or a weight compression outside :data:`WEIGHT_COMPRESSIONS`. ``performance_hint``
+    :data:`PERFORMANCE_HINTS`, a weight compression outside :data:`WEIGHT_COMPRESSIONS`, or a ``gguf_weights``
+    path not ending in ``.gguf``. ``performance_hint``, ``gguf_weights``
     and the weight compression keys are written only when given, so programs without them load with delegates
     that predate the keys.
     """
@@ -139,6 +149,8 @@ def make_compile_specs(device: str = "CPU", inference_precision: str = "", numer
         specs += [CompileSpec("weight_compression", weight_compression.encode()),
                   CompileSpec("weight_group_size", str(weight_group_size).encode()),
                   CompileSpec("weight_ratio", str(weight_ratio).encode())]
+    if gguf_weights:
+        specs.append(CompileSpec("gguf_weights", str(gguf_weights).encode()))
     resolve_options(specs)
     return specs
 
@@ -203,6 +215,10 @@ def check_option(key: str, value: str, what: str = "compile spec") -> None:
         if value not in WEIGHT_COMPRESSIONS:
             raise ValueError(f"{what} 'weight_compression' is {value!r}; allowed values are 'int8', 'int4', or '' "
                              "for none")
+    elif key == "gguf_weights":
+        if not value.lower().endswith(".gguf"):
+            raise ValueError(f"{what} 'gguf_weights' is {value!r}; give the path of the .gguf file the program's "
+                             "weights were read from")
     elif key == "weight_group_size":
         if not (value.lstrip("-").isdigit() and (int(value) == -1 or int(value) > 0)):
             raise ValueError(f"{what} 'weight_group_size' is {value!r}; give a positive number of values per "
@@ -289,4 +305,5 @@ def resolve_options(specs: Iterable) -> OpenVINOOptions:
                            weight_compression=values.get("weight_compression", ""),
                            weight_group_size=int(values.get("weight_group_size", "128")),
                            weight_ratio=float(values.get("weight_ratio", "1.0")),
+                           gguf_weights=values.get("gguf_weights", ""),
                            input_ranges=parse_input_ranges(values.get("input_ranges", "")))

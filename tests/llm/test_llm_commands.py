@@ -83,17 +83,11 @@ def test_command_line_exports_and_generates(model, saved, tmp_path):
 
 
 def _tiny_gguf(path, architecture: str) -> None:
-    """A GGUF file with `architecture`'s name and one small tensor, written with the gguf package."""
+    """A GGUF file with `architecture`'s name and one small tensor."""
     import numpy as np
-    from gguf import GGUFWriter
+    from exov_testing.gguf_files import write_gguf
 
-    writer = GGUFWriter(str(path), architecture)
-    writer.add_block_count(1)
-    writer.add_tensor("token_embd.weight", np.arange(4096, dtype=np.float32).reshape(64, 64))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    write_gguf(path, {"token_embd.weight": np.arange(4096, dtype=np.float32).reshape(64, 64)}, architecture)
 
 
 def test_export_llm_names_a_bad_gguf_file_and_writes_nothing(tmp_path):

@@ -101,7 +101,7 @@ def test_unknown_key_is_refused_naming_the_keys_a_user_gives():
     # Not program_state, which the partitioner writes itself.
     assert str(info.value) == ("unknown compile spec 'precision'; the OpenVINO delegate knows device, "
                                "inference_precision, performance_hint, numerics, weight_compression, "
-                               "weight_group_size, weight_ratio, input_ranges")
+                               "weight_group_size, weight_ratio, gguf_weights, input_ranges")
 
 
 def test_absent_device_fails_at_load_with_the_devices_available():

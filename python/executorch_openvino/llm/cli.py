@@ -13,8 +13,9 @@ def export_llm_main(argv: list[str]) -> int:
                                                  ".pte with a static KV cache for the OpenVINO delegate.")
     parser.add_argument("--model", required=True, help="a Hugging Face model folder or a .gguf file")
     parser.add_argument("--out", required=True, help="the .pte to write (its tokenizer goes to <name>.tokenizer/)")
-    parser.add_argument("--weights", choices=("f32", "int8", "int4"), default="f32",
-                        help="int8/int4: NNCF weight-only compression (default f32)")
+    parser.add_argument("--weights", choices=("f32", "int8", "int4", "gguf"), default=None,
+                        help="gguf: a .gguf file's own Q4_0/Q4_1/Q8_0 blocks (the default for a .gguf file); "
+                             "int8/int4: NNCF weight-only compression; f32: as read (the default for a folder)")
     parser.add_argument("--group-size", type=int, default=128,
                         help="int4: values per scale (default 128; rows it does not divide get the largest power "
                              "of two below it that does, e.g. 64)")
@@ -35,7 +36,7 @@ def export_llm_main(argv: list[str]) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     folder = program.save(args.out)
-    print(f"wrote {args.out} ({Path(args.out).stat().st_size / 2**20:.1f} MiB, weights {args.weights}, "
+    print(f"wrote {args.out} ({Path(args.out).stat().st_size / 2**20:.1f} MiB, weights {program.weights}, "
           f"{program.max_context_len} positions) and its tokenizer in {folder}")
     return 0
 

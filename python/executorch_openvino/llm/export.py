@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-WEIGHTS = ("f32", "int8", "int4")
+WEIGHTS = ("f32", "int8", "int4", "gguf")
 
 
 @dataclasses.dataclass
@@ -141,7 +141,7 @@ def _metadata(model, max_seq_len: int, max_context_len: int) -> dict:
             "use_sdpa_with_kv_cache": False}
 
 
-def export_llm(model, *, max_context_len: int = 512, weights: str = "f32", group_size: int = 128,
+def export_llm(model, *, max_context_len: int = 512, weights: str | None = None, group_size: int = 128,
                ratio: float = 1.0, tokenizer=None, strict: bool = True, device: str = "CPU",
                inference_precision: str = "", performance_hint: str = "", all_logits: bool = False) -> LlmProgram:
     """Exports and lowers a decoder-only language model for this delegate, with a static KV cache.
@@ -151,28 +151,37 @@ def export_llm(model, *, max_context_len: int = 512, weights: str = "f32", group
     `max_context_len`: positions of the KV cache (prompt and generated tokens together); its memory is
     ``2 * layers * kv_heads * head_dim * max_context_len * 4`` bytes. `weights`: ``"f32"`` (as the model
     has them), ``"int8"`` or ``"int4"``, NNCF weight-only compression of OpenVINO's weights
-    (``group_size``, ``ratio``: :mod:`executorch_openvino.compile_specs`, ``weight_compression``).
+    (``group_size``, ``ratio``: :mod:`executorch_openvino.compile_specs`, ``weight_compression``), or
+    ``"gguf"`` for a ``.gguf`` `model`: its own ``Q4_0``/``Q4_1``/``Q8_0`` blocks (compile spec
+    ``gguf_weights``; weights of other types get NNCF's int8, with a warning). Default: ``"gguf"`` for a
+    ``.gguf`` file, else ``"f32"``.
     `strict`: export with TorchDynamo, which transformers' static cache needs with torch 2.13.
     `all_logits`: return every position's logits, not the last one's (perplexity; larger planned memory).
 
     Returns an :class:`LlmProgram`; ``.save(path)`` writes the ``.pte`` and the tokenizer. Raises
-    ``ValueError`` for unknown `weights`, ``ImportError`` (with the pip command) when compression needs
-    NNCF and it is missing.
+    ``ValueError`` for unknown `weights` and for ``"gguf"`` without a ``.gguf`` `model`, ``ImportError`` (with
+    the pip command) when compression needs NNCF and it is missing.
     """
     from ..api import lower_exported
     from ..lowering.partitioner import OpenVINOPartitioner
     from .hf_models import load_model
 
+    gguf_file = str(model) if isinstance(model, (str, Path)) and str(model).lower().endswith(".gguf") else ""
+    weights = weights if weights is not None else "gguf" if gguf_file else "f32"
     if weights not in WEIGHTS:
         raise ValueError(f"weights is {weights!r}; give one of {', '.join(WEIGHTS)}")
+    if weights == "gguf" and not gguf_file:
+        raise ValueError("weights='gguf' takes the weights' own blocks from the GGUF file the model is read from: "
+                         "give model as the path of a .gguf file, or weights 'f32', 'int8' or 'int4'")
     if isinstance(model, (str, Path)):
         model, loaded_tokenizer = load_model(model)
         tokenizer = tokenizer if tokenizer is not None else loaded_tokenizer
     exported, metadata = export_decoder(model, max_context_len, strict=strict, all_logits=all_logits)
     partitioner = OpenVINOPartitioner(device=device, inference_precision=inference_precision,
                                       performance_hint=performance_hint,
-                                      weight_compression="" if weights == "f32" else weights,
+                                      weight_compression={"f32": "", "gguf": "int8"}.get(weights, weights),
                                       weight_group_size=group_size if weights == "int4" else -1, weight_ratio=ratio,
+                                      gguf_weights=gguf_file if weights == "gguf" else "",
                                       # Positions: integer arithmetic on them delegated, checked per call.
                                       input_ranges={"cache_position": (0, max_context_len - 1)})
     # Outputs planned (one row of logits); token ids and positions are read where the caller holds them.

@@ -41,8 +41,9 @@ class OpenVINOPartitioner(Partitioner):
     What OpenVINO would compute differently from PyTorch stays on ExecuTorch's
     CPU kernels (see :mod:`executorch_openvino.lowering.operator_support`).
 
-    ``device``, ``inference_precision``, ``numerics``, ``performance_hint`` and the weight compression
-    (``weight_compression`` ``"int8"``/``"int4"``, ``weight_group_size``, ``weight_ratio``) become compile specs
+    ``device``, ``inference_precision``, ``numerics``, ``performance_hint``, the weight compression
+    (``weight_compression`` ``"int8"``/``"int4"``, ``weight_group_size``, ``weight_ratio``) and ``gguf_weights``
+    (the ``.gguf`` file the weights were read from, for its own quantized blocks) become compile specs
     (see :mod:`executorch_openvino.compile_specs`). Alternatively give the compile specs themselves, a list of
     ``executorch.exir.backend.compile_spec_schema.CompileSpec``, as ``compile_specs=`` or in the form of
     executorch's own ``executorch.backends.openvino.partitioner.OpenvinoPartitioner``:
@@ -72,10 +73,11 @@ class OpenVINOPartitioner(Partitioner):
     def __init__(self, device=_CPU, inference_precision=_EMPTY, compile_specs=None, numerics: str = _EXACT,
                  performance_hint: str = _EMPTY, *, compile_spec=None, op_types_to_skip=None, op_names_to_skip=None,
                  weight_compression: str = _EMPTY, weight_group_size: int = _GROUP_SIZE, weight_ratio: float = _RATIO,
-                 input_ranges: dict | None = None):
+                 input_ranges: dict | None = None, gguf_weights: str = _EMPTY):
         given = options_given({"device": device, "inference_precision": inference_precision, "numerics": numerics,
                                "performance_hint": performance_hint, "weight_compression": weight_compression,
-                               "weight_group_size": weight_group_size, "weight_ratio": weight_ratio})
+                               "weight_group_size": weight_group_size, "weight_ratio": weight_ratio,
+                               "gguf_weights": gguf_weights})
         if isinstance(device, (list, tuple)):  # upstream's positional form: (compile_spec, op_types, op_names)
             op_types_to_skip, op_names_to_skip = upstream_skip_sets(inference_precision, compile_specs,
                                                                     op_types_to_skip, op_names_to_skip)
@@ -93,7 +95,7 @@ class OpenVINOPartitioner(Partitioner):
         if compile_specs is None:
             specs = make_compile_specs(*(given_value(v) for v in (device, inference_precision, numerics,
                                                                    performance_hint, weight_compression,
-                                                                   weight_group_size, weight_ratio)))
+                                                                   weight_group_size, weight_ratio, gguf_weights)))
         else:
             if given:
                 raise TypeError(compile_specs_and(given))

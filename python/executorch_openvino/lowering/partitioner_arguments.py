@@ -18,7 +18,7 @@ T = TypeVar("T")
 # are executorch's op_types_to_skip and op_names_to_skip, as in its own OpenvinoPartitioner.
 POSITIONAL = ("device", "inference_precision", "compile_specs", "numerics", "performance_hint")
 OPTIONS = ("device", "inference_precision", "numerics", "performance_hint", "weight_compression",
-           "weight_group_size", "weight_ratio")
+           "weight_group_size", "weight_ratio", "gguf_weights")
 
 
 class NotGiven:

@@ -16,6 +16,7 @@ from .. import processed_blob
 from ..compile_specs import resolve_options
 from ..quiet import quiet_dependencies
 from .conversion import convert_partition, require_openvino_package
+from .gguf_weights import BLOCK as GGUF_BLOCK
 from .weight_compression import compress_weights
 
 
@@ -34,11 +35,12 @@ class ExecutorchOpenvinoBackend(BackendDetails):
             options = resolve_options(compile_specs)  # fail fast, before OpenVINO is involved
             require_openvino_package()
             if options.numerics == "exact":
-                _warn_about_flushed_constants(edge_program)
+                _warn_about_flushed_constants(edge_program, gguf=bool(options.gguf_weights))
             compress = None
-            if options.weight_compression:
+            if options.weight_compression or options.gguf_weights:
                 compress = functools.partial(compress_weights, mode=options.weight_compression,
-                                             group_size=options.weight_group_size, ratio=options.weight_ratio)
+                                             group_size=options.weight_group_size, ratio=options.weight_ratio,
+                                             gguf_file=options.gguf_weights)
             ir = convert_partition(edge_program, propagate_nans=options.numerics == "exact", compress=compress,
                                    input_ranges=options.input_ranges)
             return PreprocessResult(processed_bytes=processed_blob.pack(ir))
@@ -47,7 +49,7 @@ class ExecutorchOpenvinoBackend(BackendDetails):
 BACKEND_ID = ExecutorchOpenvinoBackend.__name__
 
 
-def _warn_about_flushed_constants(program) -> None:
+def _warn_about_flushed_constants(program, gguf: bool = False) -> None:
     """Names the parameters/buffers whose subnormal or -0.0 values OpenVINO will make 0.0.
 
     Lifted constants holding such values are kept on ExecuTorch's side by the
@@ -56,12 +58,17 @@ def _warn_about_flushed_constants(program) -> None:
     of a zero in a result. The warning suggests what removes the difference:
     those values set to 0.0 in the model. (``numerics="fast"`` would only skip
     this check: OpenVINO flushes them all the same.)
+
+    With `gguf` (compile spec ``gguf_weights``) matrices whose rows are whole blocks are left out: their
+    values come from the file's blocks, which OpenVINO decompresses in its kernels (a Q4_0 block with a
+    negative scale holds -0.0 for its 8s, and so does the decompressed value).
     """
     from .operator_support import has_flushed_values
 
     named = {**program.state_dict, **program.constants}
     flushed = sorted(name for name, value in named.items()
-                     if isinstance(value, torch.Tensor) and has_flushed_values(value))
+                     if isinstance(value, torch.Tensor) and has_flushed_values(value)
+                     and not (gguf and value.dim() == 2 and value.shape[1] % GGUF_BLOCK == 0))
     if flushed:
         warnings.warn(
             f"OpenVINO's CPU plugin flushes subnormal and -0.0 constant values to 0.0; these delegated "

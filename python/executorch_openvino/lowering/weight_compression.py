@@ -10,18 +10,37 @@ calibration inputs.
 
 A row whose length is not a multiple of the group size (SmolLM2's 576) gets the largest power of two
 below the group size that divides it (NNCF's ``GroupSizeFallbackMode.ADJUST``: 64 for 576 with 128).
+
+With a GGUF file (compile spec ``gguf_weights``) the weights it holds in a block form come from it first
+(``gguf_weights.py``); NNCF then compresses only the others (it leaves compressed constants alone,
+NNCF 3.4).
 """
 
 from __future__ import annotations
 
 
-def compress_weights(model, mode: str, group_size: int = 128, ratio: float = 1.0):
-    """Returns the OpenVINO model `model` with its matmul and embedding weights compressed by NNCF.
+def compress_weights(model, mode: str, group_size: int = 128, ratio: float = 1.0, gguf_file: str = ""):
+    """Returns the OpenVINO model `model` with its matmul and embedding weights compressed: those equal to a
+    tensor of `gguf_file` (a path, ``""`` for none) in its blocks, the others by NNCF.
 
-    `mode`: ``"int8"`` or ``"int4"`` (``""`` returns `model` unchanged). Raises ``ImportError`` naming the
-    pip command when NNCF is missing or does not import beside this OpenVINO, and ``ValueError`` when a
-    weight's row length is not a multiple of `group_size` (NNCF's message, with the fix).
+    `mode`: ``"int8"`` or ``"int4"`` (``""``: no NNCF). Raises ``ImportError`` naming the pip command when
+    NNCF or ``gguf`` is missing or NNCF does not import beside this OpenVINO, ``ValueError`` when a weight's
+    row length is not a multiple of `group_size` (NNCF's message, with the fix) and for an unreadable GGUF
+    file, ``FileNotFoundError`` for a missing one. Warns when weights of `model` stay float32 because
+    `gguf_file` has no block form of them and `mode` is ``""``.
     """
+    if gguf_file:
+        from .gguf_weights import GgufBlocks, use_gguf_blocks
+
+        replacement = use_gguf_blocks(model, GgufBlocks(gguf_file))
+        if replacement.unmatched:
+            import warnings
+
+            rest = (f"NNCF compresses them ({mode})" if mode else
+                    "they stay float32: give weight_compression='int8' or 'int4' to compress them")
+            warnings.warn(f"{replacement.describe()}; {rest}", stacklevel=2)
+        else:
+            return model
     if not mode:
         return model
     from ..nncf_library import import_nncf

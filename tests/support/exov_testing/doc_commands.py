@@ -44,9 +44,9 @@ _SDIST = "`<v>` stands for a release's version; `nox -s sdist_install` installs 
 NOT_RUN = {
     "README.md: pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu": _NO_NETWORK,
     "README.md: pip install executorch-openvino openvino": _NOT_ON_PYPI,
-    "README.md: pip install 'executorch-openvino[llm,quantize]'": _NOT_ON_PYPI,
-    "README.md: python -m executorch_openvino export-llm --model SmolLM2-135M-Instruct.Q4_1.gguf --out smollm2.pte "
-    "--weights int8": _GGUF,
+    "README.md: pip install 'executorch-openvino[llm]'": _NOT_ON_PYPI,
+    "README.md: python -m executorch_openvino export-llm --model SmolLM2-135M-Instruct.Q4_1.gguf --out smollm2.pte":
+        _GGUF,
     "README.md: python -m executorch_openvino generate smollm2.pte --chat --prompt \"What is the capital of France?\"":
         _GGUF,
     "docs/user-guide/aarch64.md: pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu":
