@@ -30,7 +30,7 @@ Other tensor types (the K-quants, F16) are left to ``weight_compression``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +49,8 @@ class Replacement:
     unmatched: list
     file_types: dict
     path: str
+    # Names of the matmuls of Q4_1 blocks' minimums (float32 constants): NNCF must leave them alone.
+    minimum_matmuls: list = field(default_factory=list)
 
     def describe(self) -> str:
         """One sentence naming how many weights came from which tensor types, and which did not."""
@@ -191,24 +193,26 @@ class GgufBlocks:
         return np.asarray(self._tensors[name].data)[order].reshape(len(order), -1, BLOCK_BYTES[self.kind(name)])
 
 
-def _split_matmul(matmul, blocks: GgufBlocks, name: str, order: np.ndarray) -> bool:
+def _split_matmul(matmul, blocks: GgufBlocks, name: str, order: np.ndarray) -> str:
     """Rewrites `matmul`, ``x @ W.T`` of the ``Q4_1`` tensor `name`, as ``x @ (d * (q - 8)).T +
-    blocksums(x) @ (m + 8 * d).T``. False (nothing changed) unless `matmul` is ``x @ W.T`` with `W` its
-    second input and ``x`` of static rank."""
+    blocksums(x) @ (m + 8 * d).T``. Returns the name of the second matmul, or ``""`` (nothing changed)
+    unless `matmul` is ``x @ W.T`` with `W` its second input and ``x`` of static rank."""
     import openvino.opset13 as ops
 
     attributes = matmul.get_attributes()
     x = matmul.input_value(0)
     rank = x.get_partial_shape().rank
     if attributes["transpose_a"] or not attributes["transpose_b"] or rank.is_dynamic or rank.get_length() < 2:
-        return False
+        return ""
     weights, offsets = blocks.centred(name, order)
     grouped = ops.reshape(x, ops.constant(np.array([0] * (rank.get_length() - 1) + [offsets.shape[1], BLOCK],
                                                    np.int64)), True)
     sums = ops.reduce_sum(grouped, ops.constant(np.array([-1], np.int64)), False)
     scaled = ops.matmul(x, weights, False, True)
-    matmul.output(0).replace(ops.add(scaled, ops.matmul(sums, ops.constant(offsets), False, True)).output(0))
-    return True
+    minimums = ops.matmul(sums, ops.constant(offsets), False, True)
+    minimums.set_friendly_name(f"{matmul.get_friendly_name()}/gguf_minimums")
+    matmul.output(0).replace(ops.add(scaled, minimums).output(0))
+    return minimums.get_friendly_name()
 
 
 def use_gguf_blocks(model, blocks: GgufBlocks) -> Replacement:
@@ -217,7 +221,8 @@ def use_gguf_blocks(model, blocks: GgufBlocks) -> Replacement:
     :func:`_split_matmul`, other users given the decompression subgraph). Returns a :class:`Replacement`
     naming what was used and which such constants matched no tensor."""
     used: dict[str, int] = {}
-    unmatched = []
+    unmatched: list[str] = []
+    minimum_matmuls: list[str] = []
     for op in model.get_ordered_ops():
         if (op.get_type_name() != "Constant" or op.get_element_type().get_type_name() != "f32"
                 or len(op.get_output_shape(0)) != 2 or op.get_output_shape(0)[1] % BLOCK
@@ -231,12 +236,14 @@ def use_gguf_blocks(model, blocks: GgufBlocks) -> Replacement:
         name, order = found
         users = list(op.output(0).get_target_inputs())
         if blocks.kind(name) == "Q4_1":
-            users = [user for user in users
-                     if not (user.get_node().get_type_name() == "MatMul" and user.get_index() == 1
-                             and _split_matmul(user.get_node(), blocks, name, order))]
+            split = [user for user in users if user.get_node().get_type_name() == "MatMul" and user.get_index() == 1]
+            done = {id(user): _split_matmul(user.get_node(), blocks, name, order) for user in split}
+            minimum_matmuls += [matmul for matmul in done.values() if matmul]
+            users = [user for user in users if not done.get(id(user))]
         if users:
             decompressed = blocks.decompression(name, order)
             for user in users:
                 user.replace_source_output(decompressed)
         used[blocks.kind(name)] = used.get(blocks.kind(name), 0) + 1
-    return Replacement(used=used, unmatched=unmatched, file_types=blocks.types, path=str(blocks.path))
+    return Replacement(used=used, unmatched=unmatched, file_types=blocks.types, path=str(blocks.path),
+                       minimum_matmuls=minimum_matmuls)
