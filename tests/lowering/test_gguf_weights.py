@@ -128,6 +128,24 @@ def test_a_q4_1_block_of_equal_values_keeps_them(tmp_path):
     torch.testing.assert_close(got, values, rtol=0, atol=values.abs().max().item() * 2**-10)
 
 
+def test_a_nearly_flat_q4_1_embedding_keeps_its_values(tmp_path):
+    """An embedding (a Gather, not a matmul) of nearly equal large values: the zero points -m/d exceed 65504,
+    past f16 (they were written as inf: every value inf), so the block form is written in f32."""
+    from executorch.exir import to_edge_transform_and_lower
+
+    torch.manual_seed(0)
+    blocks, values = quantized(1.0 + 1e-4 * torch.rand(16, 64), Q.Q4_1)
+    embedding = torch.nn.Embedding(16, 64)
+    embedding.weight.data = values
+    path = tmp_path / "flat.gguf"
+    write_gguf(path, {"token_embd.weight": (blocks, Q.Q4_1)})
+    tokens = torch.tensor([[0, 3, 7, 15]])
+    exported = torch.export.export(embedding, (tokens,))
+    pte = to_edge_transform_and_lower(exported, partitioner=[exov.OpenvinoPartitioner(gguf_weights=str(path))])
+    got = exov.load_method(pte.to_executorch().buffer).execute([tokens])[0]
+    torch.testing.assert_close(got, embedding(tokens).detach(), rtol=0, atol=1e-6)
+
+
 @pytest.mark.parametrize("compression", ["", "int8"])
 def test_weights_missing_from_the_file_are_named(tmp_path, compression):
     module, path = _gguf_mlp(tmp_path, KINDS, leave_out="down.weight")
@@ -155,6 +173,10 @@ def test_bad_gguf_weights_are_refused(tmp_path):
     damaged.write_bytes(b"GGUF" + b"\0" * 20)
     with pytest.raises(ValueError, match="could not be read as a GGUF file"):
         _lower(Mlp(), gguf_weights=str(damaged))
+    shouted = tmp_path / "DAMAGED.GGUF"  # the suffix in capitals is still a GGUF file's
+    damaged.rename(shouted)
+    with pytest.raises(ValueError, match="DAMAGED.GGUF' could not be read as a GGUF file"):
+        exov.export_llm(shouted)
     with pytest.raises(ValueError, match="weights='gguf' takes the weights' own blocks from the GGUF file"):
         exov.export_llm(Mlp(), weights="gguf")
 

@@ -22,7 +22,7 @@ def load_model(source):
 
     path = Path(source)
     kwargs = {"dtype": torch.float32}
-    if path.suffix == ".gguf":
+    if path.suffix.lower() == ".gguf":
         if not path.is_file():
             raise FileNotFoundError(f"no GGUF file at {str(path)!r}")
         _require("gguf", "reading a GGUF file")

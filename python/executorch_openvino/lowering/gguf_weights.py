@@ -17,9 +17,10 @@ Block layouts (ggml's ``ggml-common.h``; 32 values per block, little-endian):
   ``x @ W.T`` becomes ``x @ (d * (q - 8)).T`` (``i4``, no zero point: NNCF's ``INT4_SYM`` form) plus each
   block's sum of ``x`` times ``m + 8 * d`` (:func:`_split_matmul`): the same sum, exactly. Other users of
   the tensor (an embedding) get ``(q - z) * d`` with ``z = -m / d`` in f16 (its rounding moves a value by
-  at most ``|m| * 2**-11``). Why not that form everywhere (OpenVINO 2026.4.1's CPU plugin, this machine,
-  ``[1536, 576]``, one core): its matmuls run on float32 activations, 1.6x the time of an integer zero
-  point at one token and 2x at 32, and SmolLM2's first 32-token call took 0.47 s. Nor ``u4`` values
+  at most ``d / 16``), or in f32 where some ``|z| > 128``. Why not that form everywhere (OpenVINO
+  2026.4.1's CPU plugin, this machine, ``[1536, 576]``, one core): its matmuls run on float32
+  activations, 1.6x the time of an integer zero point at one token and 2x at 32, and SmolLM2's first
+  32-token call took 0.47 s. Nor ``u4`` values
   without a zero point in the split form: with activations quantized dynamically inside the matmuls
   (OpenVINO's default) a tiny Llama whose matrices were all ``Q4_1`` gave logits off by 0.47 (of 0.52);
   ``i4`` gave 0.004, as ``Q8_0`` does.
@@ -160,12 +161,17 @@ class GgufBlocks:
                 q = np.where(flat, np.uint8(1), q)
                 scale = np.where(flat, low, d).astype(np.float16)
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    zero_point = np.where(d == 0, 0.0, -low / d).astype(np.float16)
+                    zero_point = np.where(d == 0, 0.0, -low / d)
             weights = ops.constant(q, dtype=ov.Type.u4)
-        values = ops.convert(weights, ov.Type.f16)
+        # f16 as NNCF writes it while its rounding of a zero point -m/d moves values by at most 1/16 of a
+        # block's step d (|z| <= 128); else f32 (a nearly flat block of large values: z overflowed f16 to
+        # inf), which OpenVINO's CPU plugin may not fuse but computes right.
+        wide = zero_point is not None and np.abs(zero_point).max() > 128
+        float_type = np.float32 if wide else np.float16
+        values = ops.convert(weights, ov.Type.f32 if wide else ov.Type.f16)
         if zero_point is not None:
-            values = ops.subtract(values, ops.constant(zero_point))
-        values = ops.multiply(values, ops.constant(scale))
+            values = ops.subtract(values, ops.constant(zero_point.astype(float_type)))
+        values = ops.multiply(values, ops.constant(scale.astype(float_type)))
         values = ops.reshape(values, ops.constant(np.array([rows, count * BLOCK], dtype=np.int64)), False)
         return ops.convert(values, ov.Type.f32).output(0)
 
