@@ -146,6 +146,17 @@ def test_a_nearly_flat_q4_1_embedding_keeps_its_values(tmp_path):
     torch.testing.assert_close(got, embedding(tokens).detach(), rtol=0, atol=1e-6)
 
 
+def test_vectors_of_block_types_in_the_file_are_left_alone(tmp_path):
+    """llama.cpp keeps 1-D tensors in F32, but a file may hold them in Q8_0 (lowering once failed reshaping one)."""
+    module, path = _gguf_mlp(tmp_path, KINDS)
+    from gguf import GGUFReader
+
+    tensors = {t.name: (np.asarray(t.data).copy(), t.tensor_type) for t in GGUFReader(str(path)).tensors}
+    tensors["t.norm"] = (quantize(np.ones(64, np.float32), Q.Q8_0), Q.Q8_0)
+    write_gguf(path, tensors)
+    assert weight_types(ir_of(_lower(module, gguf_weights=str(path)), tmp_path)).get("f32", 0) == 0
+
+
 @pytest.mark.parametrize("compression", ["", "int8"])
 def test_weights_missing_from_the_file_are_named(tmp_path, compression):
     module, path = _gguf_mlp(tmp_path, KINDS, leave_out="down.weight")

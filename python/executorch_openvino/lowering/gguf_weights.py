@@ -31,6 +31,7 @@ Other tensor types (the K-quants, F16) are left to ``weight_compression``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,9 +78,13 @@ class _RowKeys:
         width = rows.shape[1]
         if width not in self._weights:
             self._weights[width] = self._rng.integers(1, 2**63, size=width, dtype=np.uint64) | np.uint64(1)
-        bits = np.ascontiguousarray(rows, dtype=np.float32).view(np.uint32).astype(np.uint64)
-        with np.errstate(over="ignore"):
-            return (bits * self._weights[width]).sum(axis=1, dtype=np.uint64)
+        keys = np.empty(len(rows), dtype=np.uint64)
+        for start in range(0, len(rows), 4096):  # in chunks: the uint64 products are twice the rows' size
+            bits = np.ascontiguousarray(rows[start:start + 4096], dtype=np.float32).view(np.uint32)
+            with np.errstate(over="ignore"):
+                keys[start:start + 4096] = (bits.astype(np.uint64) * self._weights[width]).sum(axis=1,
+                                                                                               dtype=np.uint64)
+        return keys
 
 
 class GgufBlocks:
@@ -105,7 +110,9 @@ class GgufBlocks:
         self.types: dict[str, int] = {}
         for tensor in reader.tensors:
             self.types[tensor.tensor_type.name] = self.types.get(tensor.tensor_type.name, 0) + 1
-        self._tensors = {t.name: t for t in reader.tensors if t.tensor_type.name in BLOCK_BYTES}
+        # Matrices only: a weight constant here is 2-D (a 1-D or 3-D tensor of these types is left alone).
+        self._tensors = {t.name: t for t in reader.tensors
+                         if t.tensor_type.name in BLOCK_BYTES and len(t.shape) == 2}
         self._keys = _RowKeys()
         self._by_fingerprint: dict | None = None
 
@@ -219,6 +226,21 @@ def _split_matmul(matmul, blocks: GgufBlocks, name: str, order: np.ndarray) -> s
     minimums.set_friendly_name(f"{matmul.get_friendly_name()}/gguf_minimums")
     matmul.output(0).replace(ops.add(scaled, minimums).output(0))
     return minimums.get_friendly_name()
+
+
+@functools.lru_cache(maxsize=1)
+def _cached_blocks(path: str, modified_ns: int, size: int) -> GgufBlocks:
+    return GgufBlocks(path)
+
+
+def gguf_blocks(path) -> GgufBlocks:
+    """:class:`GgufBlocks` of `path`, kept for the next partition of the same unchanged file (each would
+    otherwise read and fingerprint the whole file again: 5 s per partition for SmolLM2's)."""
+    path = Path(path)
+    if not path.is_file():
+        return GgufBlocks(path)  # its error
+    status = path.stat()
+    return _cached_blocks(str(path.resolve()), status.st_mtime_ns, status.st_size)
 
 
 def use_gguf_blocks(model, blocks: GgufBlocks) -> Replacement:

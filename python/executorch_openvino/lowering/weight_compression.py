@@ -31,9 +31,9 @@ def compress_weights(model, mode: str, group_size: int = 128, ratio: float = 1.0
     """
     kept: list[str] = []  # matmuls NNCF must leave alone
     if gguf_file:
-        from .gguf_weights import GgufBlocks, use_gguf_blocks
+        from .gguf_weights import gguf_blocks, use_gguf_blocks
 
-        replacement = use_gguf_blocks(model, GgufBlocks(gguf_file))
+        replacement = use_gguf_blocks(model, gguf_blocks(gguf_file))
         if replacement.unmatched:
             import warnings
 
