@@ -27,12 +27,15 @@ Keys (bytes values, UTF-8):
 
 ``numerics``
     ``"exact"`` (default) or ``"fast"``. Read at lowering only (the runtime
-    ignores it). ``exact`` keeps on ExecuTorch's CPU kernels every operation
+    ignores it; what it decides is written into the IR). ``exact`` keeps on ExecuTorch's CPU kernels every operation
     that OpenVINO's CPU plugin computes differently from PyTorch where
     PyTorch's answer is exact (int64 in 32 bits, integer reductions and
     comparisons through float32, float64 in float32, subnormal and -0.0
     constants flushed to zero: the table in docs/user-guide/numerics.md, measured with
-    OpenVINO 2025.4.1 and 2026.4.1). ``fast`` delegates them anyway.
+    OpenVINO 2025.4.1 and 2026.4.1), keeps activations float32 inside matmuls with compressed weights
+    (``DYNAMIC_QUANTIZATION_GROUP_SIZE=0`` in the IR) and a fused KV cache float32. ``fast`` delegates
+    those operations anyway, and leaves OpenVINO's CPU defaults: activations quantized to 8 bits in groups
+    of 32 inside compressed matmuls, the KV cache in f16.
 
 ``weight_compression``
     ``""`` (default: weights kept as the program has them), ``"int8"`` or ``"int4"``: weight-only

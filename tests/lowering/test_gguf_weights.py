@@ -107,6 +107,24 @@ def test_each_block_type_reaches_openvino_as_blocks(tmp_path):
     assert got.argmax(-1).tolist() == expected.argmax(-1).tolist()
 
 
+@pytest.mark.parametrize("numerics", ["exact", "fast"])
+def test_exact_numerics_keep_activations_float32_in_compressed_matmuls(tmp_path, numerics):
+    """``exact`` writes DYNAMIC_QUANTIZATION_GROUP_SIZE=0 into the IR (OpenVINO's CPU default quantizes
+    activations to 8 bits inside compressed matmuls); ``fast`` leaves OpenVINO's default."""
+    import openvino as ov
+
+    module, path = _gguf_mlp(tmp_path, KINDS)
+    model = ir_of(_lower(module, gguf_weights=str(path), numerics=numerics), tmp_path)
+    compiled = ov.Core().compile_model(model, "CPU")
+    group = int(compiled.get_property("DYNAMIC_QUANTIZATION_GROUP_SIZE"))
+    assert (group == 0) == (numerics == "exact"), group
+    if numerics == "exact":  # the answer of float32 activations: eager's to float32 rounding
+        tokens = torch.tensor([[1, 95, 0, 9]])
+        got = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})([tokens.numpy()])[0]
+        with torch.no_grad():
+            torch.testing.assert_close(torch.from_numpy(got), module(tokens), rtol=1e-4, atol=1e-4)
+
+
 def test_a_q4_1_block_of_equal_values_keeps_them(tmp_path):
     """A block whose values are all equal has scale 0 and minimum m: written with scale m (not (q - z) * 0)."""
     import openvino as ov

@@ -21,6 +21,9 @@ def export_llm_main(argv: list[str]) -> int:
                              "of two below it that does, e.g. 64)")
     parser.add_argument("--ratio", type=float, default=1.0,
                         help="int4: share of the weights in 4 bits, the rest in 8 (default 1.0)")
+    parser.add_argument("--numerics", choices=("exact", "fast"), default="exact",
+                        help="fast: OpenVINO quantizes activations to 8 bits inside compressed matmuls and keeps "
+                             "the KV cache in f16 (faster, less accurate; default exact)")
     parser.add_argument("--max-context-len", "--max-seq-len", dest="context", type=int, default=512,
                         help="positions of the KV cache: prompt and new tokens together (default 512)")
     args = parser.parse_args(argv)
@@ -31,7 +34,7 @@ def export_llm_main(argv: list[str]) -> int:
 
     try:
         program = export_llm(args.model, max_context_len=args.context, weights=args.weights,
-                             group_size=args.group_size, ratio=args.ratio)
+                             group_size=args.group_size, ratio=args.ratio, numerics=args.numerics)
     except (OSError, ValueError, ImportError) as error:  # OSError: transformers found no such model
         print(f"error: {error}", file=sys.stderr)
         return 1

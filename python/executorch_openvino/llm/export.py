@@ -143,7 +143,8 @@ def _metadata(model, max_seq_len: int, max_context_len: int) -> dict:
 
 def export_llm(model, *, max_context_len: int = 512, weights: str | None = None, group_size: int = 128,
                ratio: float = 1.0, tokenizer=None, strict: bool = True, device: str = "CPU",
-               inference_precision: str = "", performance_hint: str = "", all_logits: bool = False) -> LlmProgram:
+               inference_precision: str = "", performance_hint: str = "", numerics: str = "exact",
+               all_logits: bool = False) -> LlmProgram:
     """Exports and lowers a decoder-only language model for this delegate, with a static KV cache.
 
     `model`: a folder of a Hugging Face model, a ``.gguf`` file (:func:`~executorch_openvino.llm.load_model`),
@@ -156,6 +157,9 @@ def export_llm(model, *, max_context_len: int = 512, weights: str | None = None,
     ``gguf_weights``; weights of other types get NNCF's int8, with a warning). Default: ``"gguf"`` for a
     ``.gguf`` file, else ``"f32"``.
     `strict`: export with TorchDynamo, which transformers' static cache needs with torch 2.13.
+    `numerics`: ``"exact"`` keeps activations float32 inside compressed matmuls and the KV cache float32;
+    ``"fast"`` lets OpenVINO quantize activations to 8 bits there and keep the cache in f16 (faster, less
+    accurate: docs/user-guide/llm.md, "Perplexity and accuracy").
     `all_logits`: return every position's logits, not the last one's (perplexity; larger planned memory).
 
     Returns an :class:`LlmProgram`; ``.save(path)`` writes the ``.pte`` and the tokenizer. Raises
@@ -178,7 +182,7 @@ def export_llm(model, *, max_context_len: int = 512, weights: str | None = None,
         tokenizer = tokenizer if tokenizer is not None else loaded_tokenizer
     exported, metadata = export_decoder(model, max_context_len, strict=strict, all_logits=all_logits)
     partitioner = OpenVINOPartitioner(device=device, inference_precision=inference_precision,
-                                      performance_hint=performance_hint,
+                                      performance_hint=performance_hint, numerics=numerics,
                                       weight_compression={"f32": "", "gguf": "int8"}.get(weights, weights),
                                       weight_group_size=group_size if weights == "int4" else -1, weight_ratio=ratio,
                                       gguf_weights=gguf_file if weights == "gguf" else "",

@@ -40,7 +40,8 @@ class ExecutorchOpenvinoBackend(BackendDetails):
             if options.weight_compression or options.gguf_weights:
                 compress = functools.partial(compress_weights, mode=options.weight_compression,
                                              group_size=options.weight_group_size, ratio=options.weight_ratio,
-                                             gguf_file=options.gguf_weights)
+                                             gguf_file=options.gguf_weights,
+                                             float_activations=options.numerics == "exact")
             ir = convert_partition(edge_program, propagate_nans=options.numerics == "exact", compress=compress,
                                    input_ranges=options.input_ranges)
             return PreprocessResult(processed_bytes=processed_blob.pack(ir))

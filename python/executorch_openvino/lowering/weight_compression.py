@@ -19,16 +19,35 @@ NNCF 3.4).
 from __future__ import annotations
 
 
-def compress_weights(model, mode: str, group_size: int = 128, ratio: float = 1.0, gguf_file: str = ""):
+def keep_float_activations(model) -> None:
+    """Writes ``DYNAMIC_QUANTIZATION_GROUP_SIZE = 0`` into `model`'s ``runtime_options`` (OpenVINO applies it
+    when it compiles the IR): compressed matmuls then multiply float32 activations. By default OpenVINO's
+    CPU plugin quantizes activations to 8 bits in groups of 32 inside them (2026.4.1), which moved
+    SmolLM2's first logits from its Q4_1 file by 1.73 and turned the README's "The capital of France is
+    Paris." into "L'Étoile, la Marseillaise, ..."; with float32 activations the same blocks' perplexity was
+    +0.09% over float32 weights, against +0.75%."""
+    model.set_rt_info("0", ["runtime_options", "DYNAMIC_QUANTIZATION_GROUP_SIZE"])
+
+
+def compress_weights(model, mode: str, group_size: int = 128, ratio: float = 1.0, gguf_file: str = "",
+                     float_activations: bool = False):
     """Returns the OpenVINO model `model` with its matmul and embedding weights compressed: those equal to a
     tensor of `gguf_file` (a path, ``""`` for none) in its blocks, the others by NNCF.
 
-    `mode`: ``"int8"`` or ``"int4"`` (``""``: no NNCF). Raises ``ImportError`` naming the pip command when
+    `mode`: ``"int8"`` or ``"int4"`` (``""``: no NNCF). `float_activations`: :func:`keep_float_activations`
+    (compile spec ``numerics="exact"``). Raises ``ImportError`` naming the pip command when
     NNCF or ``gguf`` is missing or NNCF does not import beside this OpenVINO, ``ValueError`` when a weight's
     row length is not a multiple of `group_size` (NNCF's message, with the fix) and for an unreadable GGUF
     file, ``FileNotFoundError`` for a missing one. Warns when weights of `model` stay float32 because
     `gguf_file` has no block form of them and `mode` is ``""``.
     """
+    model = _compress(model, mode, group_size, ratio, gguf_file)
+    if float_activations:
+        keep_float_activations(model)
+    return model
+
+
+def _compress(model, mode: str, group_size: int, ratio: float, gguf_file: str):
     kept: list[str] = []  # matmuls NNCF must leave alone
     if gguf_file:
         from .gguf_weights import gguf_blocks, use_gguf_blocks
