@@ -157,12 +157,11 @@ class GgufBlocks:
         if kind == "Q8_0":
             weights = ops.constant(np.ascontiguousarray(blocks[..., 2:]).view(np.int8), dtype=ov.Type.i8)
         else:
-            packed = blocks[..., 4:] if kind == "Q4_1" else blocks[..., 2:]
-            q = np.concatenate([packed & 0x0F, packed >> 4], axis=-1)  # values j and j + 16 of byte j
+            q = _nibbles(blocks[..., 4:] if kind == "Q4_1" else blocks[..., 2:])
             if kind == "Q4_0":
                 zero_point = np.full_like(scale, 8.0)
             else:
-                low = self.minimums(name, order)[..., None].astype(np.float32)
+                low = _minimums(blocks)[..., None].astype(np.float32)
                 d = scale.astype(np.float32)
                 flat = (d == 0) & (low != 0)  # every value m: written as q = 1, scale m, zero point 0
                 q = np.where(flat, np.uint8(1), q)
@@ -191,19 +190,24 @@ class GgufBlocks:
         blocks = self._blocks(name, order)
         rows, count = blocks.shape[:2]
         scale = np.ascontiguousarray(blocks[..., 0:2]).view(np.float16)
-        packed = blocks[..., 4:]
-        q = np.concatenate([packed & 0x0F, packed >> 4], axis=-1).astype(np.int8) - 8
+        q = _nibbles(blocks[..., 4:]).astype(np.int8) - 8
         values = ops.multiply(ops.convert(ops.constant(q, dtype=ov.Type.i4), ov.Type.f16), ops.constant(scale))
         values = ops.reshape(values, ops.constant(np.array([rows, count * BLOCK], dtype=np.int64)), False)
-        offsets = self.minimums(name, order).astype(np.float32) + 8 * scale[..., 0].astype(np.float32)
+        offsets = _minimums(blocks).astype(np.float32) + 8 * scale[..., 0].astype(np.float32)
         return ops.convert(values, ov.Type.f32).output(0), offsets
-
-    def minimums(self, name: str, order: np.ndarray) -> np.ndarray:
-        """A ``Q4_1`` tensor's block minimums ``m``, f16 ``[rows, blocks]``, rows in `order`."""
-        return np.ascontiguousarray(self._blocks(name, order)[..., 2:4]).view(np.float16)[..., 0]
 
     def _blocks(self, name: str, order: np.ndarray) -> np.ndarray:
         return np.asarray(self._tensors[name].data)[order].reshape(len(order), -1, BLOCK_BYTES[self.kind(name)])
+
+
+def _nibbles(packed: np.ndarray) -> np.ndarray:
+    """A 4-bit block's 32 values: byte j holds value j in its low nibble and value j + 16 in its high one."""
+    return np.concatenate([packed & 0x0F, packed >> 4], axis=-1)
+
+
+def _minimums(blocks: np.ndarray) -> np.ndarray:
+    """``Q4_1`` blocks' minimums ``m``, f16 ``[rows, blocks]``."""
+    return np.ascontiguousarray(blocks[..., 2:4]).view(np.float16)[..., 0]
 
 
 def _split_matmul(matmul, blocks: GgufBlocks, name: str, order: np.ndarray) -> str:
