@@ -234,7 +234,10 @@ def test_a_decoder_read_from_gguf_generates_from_its_blocks(tmp_path):
     exported, metadata = export_decoder(model, 48)
     partitioner = exov.OpenvinoPartitioner(gguf_weights=str(path), input_ranges={"cache_position": (0, 47)})
     pte = lower_exported(exported, partitioner, constant_methods=metadata).buffer
-    assert weight_types(ir_of(pte, tmp_path)).get("f32", 0) == 0
+    types = weight_types(ir_of(pte, tmp_path))
+    # The Q4_1 matmuls of one input share one i4 constant and one minimums matmul: per layer query, key and
+    # value; output; gate and up; down; then the LM head (7 per layer unmerged).
+    assert types.get("f32", 0) == 0 and types["i4"] == 4 * model.config.num_hidden_layers + 1, types
     assert b"executorch_openvino_restart_state" in pte  # OpenVINO's fused attention
     # Eager's greedy tokens fed back one by one (teacher forcing): OpenVINO quantizes activations inside the
     # compressed matmuls, which may flip a near tie of this random model, so tokens are compared only where

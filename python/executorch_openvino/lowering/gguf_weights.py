@@ -15,9 +15,9 @@ Block layouts (ggml's ``ggml-common.h``; 32 values per block, little-endian):
 - ``Q8_0``: ``d`` (f16), 32 ``int8`` ``q``; value ``d * q``: ``i8``.
 - ``Q4_1``: ``d`` (f16), minimum ``m`` (f16), 16 bytes of 4-bit ``q``; value ``d * q + m``. A matmul
   ``x @ W.T`` becomes ``x @ (d * (q - 8)).T`` (``i4``, no zero point: NNCF's ``INT4_SYM`` form) plus each
-  block's sum of ``x`` times ``m + 8 * d`` (:func:`_split_matmul`): the same sum, exactly. Other users of
-  the tensor (an embedding) get ``(q - z) * d`` with ``z = -m / d`` in f16 (its rounding moves a value by
-  at most ``d / 16``), or in f32 where some ``|z| > 128``. Why not that form everywhere (OpenVINO
+  block's sum of ``x`` times ``m + 8 * d`` (:func:`_split_matmuls`, one pair for all matmuls of one ``x``):
+  the same sum, exactly. Other users of the tensor (an embedding) get ``(q - z) * d`` with ``z = -m / d``
+  in f16 (its rounding moves a value by at most ``d / 16``), or in f32 where some ``|z| > 128``. Why not that form everywhere (OpenVINO
   2026.4.1's CPU plugin, this machine, ``[1536, 576]``, one core): its matmuls run on float32
   activations, 1.6x the time of an integer zero point at one token and 2x at 32, and SmolLM2's first
   32-token call took 0.47 s. Nor ``u4`` values
@@ -181,13 +181,14 @@ class GgufBlocks:
         values = ops.reshape(values, ops.constant(np.array([rows, count * BLOCK], dtype=np.int64)), False)
         return ops.convert(values, ov.Type.f32).output(0)
 
-    def centred(self, name: str, order: np.ndarray):
-        """A ``Q4_1`` tensor as ``(decompression of d * (q - 8), m + 8 * d)``: the subgraph (an output, f32
-        ``[rows, columns]``, signed 4-bit values) and the offsets, f32 ``[rows, blocks]``, rows in `order`."""
+    def centred(self, tensors: list):
+        """``Q4_1`` tensors ``[(name, row order), ...]`` (one column count), their rows stacked, as
+        ``(decompression of d * (q - 8), m + 8 * d)``: the subgraph (an output, f32 ``[rows, columns]``,
+        signed 4-bit values) and the offsets, f32 ``[rows, blocks]``."""
         import openvino as ov
         import openvino.opset13 as ops
 
-        blocks = self._blocks(name, order)
+        blocks = np.concatenate([self._blocks(name, order) for name, order in tensors], axis=0)
         rows, count = blocks.shape[:2]
         scale = np.ascontiguousarray(blocks[..., 0:2]).view(np.float16)
         q = _nibbles(blocks[..., 4:]).astype(np.int8) - 8
@@ -210,25 +211,37 @@ def _minimums(blocks: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(blocks[..., 2:4]).view(np.float16)[..., 0]
 
 
-def _split_matmul(matmul, blocks: GgufBlocks, name: str, order: np.ndarray) -> str:
-    """Rewrites `matmul`, ``x @ W.T`` of the ``Q4_1`` tensor `name`, as ``x @ (d * (q - 8)).T +
-    blocksums(x) @ (m + 8 * d).T``. Returns the name of the second matmul, or ``""`` (nothing changed)
-    unless `matmul` is ``x @ W.T`` with `W` its second input and ``x`` of static rank."""
+def _splittable(matmul) -> bool:
+    """Whether `matmul` is ``x @ W.T`` with ``x`` of static rank 2 or more (the form :func:`_split_matmuls` takes)."""
+    attributes = matmul.get_attributes()
+    rank = matmul.input_value(0).get_partial_shape().rank
+    return (not attributes["transpose_a"] and attributes["transpose_b"] and rank.is_static
+            and rank.get_length() >= 2)
+
+
+def _split_matmuls(matmuls: list, blocks: GgufBlocks, tensors: list) -> str:
+    """Rewrites the matmuls ``x @ W_i.T`` of one ``x`` (`matmuls`, each :func:`_splittable`), ``W_i`` the ``Q4_1``
+    tensor ``tensors[i] = (name, row order)``, as one ``x @ (d * (q - 8)).T + blocksums(x) @ (m + 8 * d).T`` of
+    the tensors' rows stacked, split back along the last axis. One matmul pair for a layer's query, key and
+    value instead of three: each OpenVINO node costs time per step beyond its arithmetic (SmolLM2, one core:
+    the 210 minimum matmuls took 1.8 ms of a 21 ms step). Returns the name of the minimums' matmul."""
     import openvino.opset13 as ops
 
-    attributes = matmul.get_attributes()
-    x = matmul.input_value(0)
-    rank = x.get_partial_shape().rank
-    if attributes["transpose_a"] or not attributes["transpose_b"] or rank.is_dynamic or rank.get_length() < 2:
-        return ""
-    weights, offsets = blocks.centred(name, order)
-    grouped = ops.reshape(x, ops.constant(np.array([0] * (rank.get_length() - 1) + [offsets.shape[1], BLOCK],
-                                                   np.int64)), True)
+    weights, offsets = blocks.centred(tensors)
+    x = matmuls[0].input_value(0)
+    rank = x.get_partial_shape().rank.get_length()
+    grouped = ops.reshape(x, ops.constant(np.array([0] * (rank - 1) + [offsets.shape[1], BLOCK], np.int64)), True)
     sums = ops.reduce_sum(grouped, ops.constant(np.array([-1], np.int64)), False)
-    scaled = ops.matmul(x, weights, False, True)
     minimums = ops.matmul(sums, ops.constant(offsets), False, True)
-    minimums.set_friendly_name(f"{matmul.get_friendly_name()}/gguf_minimums")
-    matmul.output(0).replace(ops.add(scaled, minimums).output(0))
+    minimums.set_friendly_name(f"{matmuls[0].get_friendly_name()}/gguf_minimums")
+    total = ops.add(ops.matmul(x, weights, False, True), minimums)
+    if len(matmuls) == 1:
+        matmuls[0].output(0).replace(total.output(0))
+        return minimums.get_friendly_name()
+    widths = np.array([len(order) for _, order in tensors], np.int64)
+    pieces = ops.variadic_split(total, ops.constant(np.int64(-1)), ops.constant(widths))
+    for matmul, piece in zip(matmuls, pieces.outputs()):
+        matmul.output(0).replace(piece)
     return minimums.get_friendly_name()
 
 
@@ -249,12 +262,12 @@ def gguf_blocks(path) -> GgufBlocks:
 
 def use_gguf_blocks(model, blocks: GgufBlocks) -> Replacement:
     """Replaces, in OpenVINO model `model` (in place), each 2-D float32 constant feeding a ``MatMul`` or
-    ``Gather`` that equals a tensor of `blocks` by that tensor's blocks (a ``Q4_1`` matmul split by
-    :func:`_split_matmul`, other users given the decompression subgraph). Returns a :class:`Replacement`
-    naming what was used and which such constants matched no tensor."""
+    ``Gather`` that equals a tensor of `blocks` by that tensor's blocks (the ``Q4_1`` matmuls of one input
+    split together by :func:`_split_matmuls`, other users given the decompression subgraph). Returns a
+    :class:`Replacement` naming what was used and which such constants matched no tensor."""
     used: dict[str, int] = {}
     unmatched: list[str] = []
-    minimum_matmuls: list[str] = []
+    by_input: dict[tuple, list] = {}  # x's node and output -> [(matmul, (name, row order)), ...]
     for op in model.get_ordered_ops():
         if (op.get_type_name() != "Constant" or op.get_element_type().get_type_name() != "f32"
                 or len(op.get_output_shape(0)) != 2 or op.get_output_shape(0)[1] % BLOCK
@@ -265,17 +278,20 @@ def use_gguf_blocks(model, blocks: GgufBlocks) -> Replacement:
         if found is None:
             unmatched.append(op.get_friendly_name())
             continue
-        name, order = found
         users = list(op.output(0).get_target_inputs())
-        if blocks.kind(name) == "Q4_1":
-            split = [user for user in users if user.get_node().get_type_name() == "MatMul" and user.get_index() == 1]
-            done = {id(user): _split_matmul(user.get_node(), blocks, name, order) for user in split}
-            minimum_matmuls += [matmul for matmul in done.values() if matmul]
-            users = [user for user in users if not done.get(id(user))]
+        if blocks.kind(found[0]) == "Q4_1":
+            split = [user for user in users if user.get_node().get_type_name() == "MatMul" and user.get_index() == 1
+                     and _splittable(user.get_node())]
+            for user in split:
+                x = user.get_node().input_value(0)
+                by_input.setdefault((x.get_node().get_name(), x.get_index()), []).append((user.get_node(), found))
+            users = [user for user in users if user not in split]
         if users:
-            decompressed = blocks.decompression(name, order)
+            decompressed = blocks.decompression(*found)
             for user in users:
                 user.replace_source_output(decompressed)
-        used[blocks.kind(name)] = used.get(blocks.kind(name), 0) + 1
+        used[blocks.kind(found[0])] = used.get(blocks.kind(found[0]), 0) + 1
+    minimum_matmuls = [_split_matmuls([matmul for matmul, _ in group], blocks, [tensor for _, tensor in group])
+                       for group in by_input.values()]
     return Replacement(used=used, unmatched=unmatched, file_types=blocks.types, path=str(blocks.path),
                        minimum_matmuls=minimum_matmuls)
