@@ -19,11 +19,10 @@ Block layouts (ggml's ``ggml-common.h``; 32 values per block, little-endian):
   the same sum, exactly. Other users of the tensor (an embedding) get ``(q - z) * d`` with ``z = -m / d``
   in f16 (its rounding moves a value by at most ``d / 16``), or in f32 where some ``|z| > 128``. Why not
   that form everywhere (OpenVINO 2026.4.1's CPU plugin, this machine, ``[1536, 576]``, one core): its
-  matmuls run on float32 activations, 1.6x the time of an integer zero point at one token and 2x at 32, and SmolLM2's first
-  32-token call took 0.47 s. Nor ``u4`` values
-  without a zero point in the split form: with activations quantized dynamically inside the matmuls
-  (OpenVINO's default) a tiny Llama whose matrices were all ``Q4_1`` gave logits off by 0.47 (of 0.52);
-  ``i4`` gave 0.004, as ``Q8_0`` does.
+  matmuls run on float32 activations, 1.6x the time of an integer zero point at one token and 2x at 32,
+  and SmolLM2's first 32-token call took 0.47 s. Nor ``u4`` values without a zero point in the split
+  form: with activations quantized dynamically inside the matmuls (OpenVINO's default) a tiny Llama whose
+  matrices were all ``Q4_1`` gave logits off by 0.47 (of 0.52); ``i4`` gave 0.004, as ``Q8_0`` does.
 
 Byte ``j`` of a 4-bit block holds value ``j`` in its low nibble and value ``j + 16`` in its high one.
 Other tensor types (the K-quants, F16) are left to ``weight_compression``.
