@@ -12,7 +12,10 @@ plugin is loaded before the baseline for the OpenVINO engines; torch and ``execu
 before it, and before the load timer, for every engine). The goals table gives exov-gguf-fast over GenAI with
 the f32 hint from the same rounds. Accuracy, in the parent: greedy tokens against eager for 64 new tokens
 on three prompts (f32), and perplexity over CPython's LICENSE.txt (windows of 512 tokens) for every engine
-that gives logits. Writes ``llm.json`` and ``llm.md`` to ``--out``.
+that gives logits, GenAI through the model its pipeline builds (``llm_profile.genai_logits``). Then OpenVINO's
+per-node time per step of exov-gguf-fast's partition and of GenAI's model (``llm_profile.py``). Writes
+``llm.json`` and ``llm.md`` to ``--out``; with ``--reuse --engines ...``, only those engines' rows and
+perplexities are measured again.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ OURS = ("exov-f32", "exov-int8", "exov-int4", "exov-gguf", "exov-gguf-fast")
 # genai-q4_1: GenAI with the f32 precision hint, as ours; genai-q4_1-default: at its own defaults (bf16 on CPUs
 # with bf16 units, its KV cache in u8).
 ENGINES = (*OURS, "xnnpack-f32", "eager-f32", "llamacpp-q4_1", "genai-q4_1", "genai-q4_1-default")
+PROFILED = ("exov-gguf-fast", "genai-q4_1")  # llm_profile.py's per-node table
 WEIGHT_BITS = {"exov-f32": "f32", "exov-int8": "int8", "exov-int4": "int4", "exov-gguf": "Q4_1 (i4)",
                "exov-gguf-fast": "Q4_1 (i4)", "xnnpack-f32": "f32", "eager-f32": "f32", "llamacpp-q4_1": "Q4_1", "genai-q4_1": "Q4_1 (u4)",
                "genai-q4_1-default": "Q4_1 (u4)"}
@@ -219,32 +223,43 @@ def build_programs(folder: Path, reuse: bool) -> dict:
     return seconds
 
 
-def accuracy(folder: Path, tokenizer) -> dict:
-    """Greedy tokens of this delegate's f32 program against eager's, and perplexities."""
+def accuracy(folder: Path, tokenizer, engines: list, earlier: dict) -> dict:
+    """Greedy tokens of this delegate's f32 program against eager's, and perplexities: of `engines`, and of
+    the others where `earlier` (the last run's accuracy, with --reuse) has none."""
     import torch
 
     import executorch_openvino as exov
     from executorch_openvino.llm import load_model
 
     model, _ = load_model(gguf_path())
-    found = {"tokens_equal": []}
-    method = exov.load_method(str(folder / "exov-f32.pte"))
-    for prompt in CHAT_PROMPTS:
-        ids = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
-                                            tokenize=True, return_dict=False)
-        ours = exov.generate(method, list(ids), 64).tokens
-        with torch.no_grad():
-            eager = model.generate(torch.tensor([ids]), max_new_tokens=64, do_sample=False)[0, len(ids):].tolist()
-        same = sum(a == b for a, b in zip(ours, eager))
-        found["tokens_equal"].append(f"{same}/{max(len(ours), len(eager))}")
-    text = text_tokens(tokenizer)
-    windows = [text[i:i + CONTEXT] for i in range(0, len(text) - 1, CONTEXT) if len(text[i:i + CONTEXT]) > 1]
+    found = {"tokens_equal": earlier.get("tokens_equal", []), "ppl": dict(earlier.get("ppl", {}))}
+    redo = lambda engine: engine in engines or engine not in found["ppl"]  # noqa: E731
+    if redo("exov-f32") or not found["tokens_equal"]:
+        found["tokens_equal"] = []
+        method = exov.load_method(str(folder / "exov-f32.pte"))
+        for prompt in CHAT_PROMPTS:
+            ids = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
+                                                tokenize=True, return_dict=False)
+            ours = exov.generate(method, list(ids), 64).tokens
+            with torch.no_grad():
+                eager = model.generate(torch.tensor([ids]), max_new_tokens=64, do_sample=False)[0, len(ids):].tolist()
+            same = sum(a == b for a, b in zip(ours, eager))
+            found["tokens_equal"].append(f"{same}/{max(len(ours), len(eager))}")
+    windows = text_windows(tokenizer)
     found["ppl_tokens"] = sum(len(w) - 1 for w in windows)
-    with torch.no_grad():
-        found["ppl"] = {"eager-f32": perplexity(windows, lambda w: model(input_ids=torch.tensor([w])).logits[0])}
-    for engine in OURS:
+    if redo("eager-f32"):
+        with torch.no_grad():
+            found["ppl"]["eager-f32"] = perplexity(windows, lambda w: model(input_ids=torch.tensor([w])).logits[0])
+    for engine in filter(redo, OURS):
         method = exov.load_method(str(folder / f"{engine}.pte"))
         found["ppl"][engine] = perplexity(windows, lambda w: one_token_at_a_time(method, w))
+    if redo("genai-q4_1"):
+        import llm_profile  # GenAI's own model of the file: its pipeline runs that model but gives no logits
+
+        found["ppl"]["genai-q4_1"] = perplexity(windows, llm_profile.genai_logits(
+            llm_profile.genai_ir(gguf_path(), folder)))
+    if not redo("llamacpp-q4_1"):
+        return found
     if llamacpp_crashes():
         print(f"llamacpp-q4_1: no perplexity ({LLAMACPP_AMX})", file=sys.stderr)
         return found
@@ -258,6 +273,11 @@ def accuracy(folder: Path, tokenizer) -> dict:
         return torch.tensor(llm.scores[:len(window)])
     found["ppl"]["llamacpp-q4_1"] = perplexity(windows, llama_logits)
     return found
+
+
+def text_windows(tokenizer) -> list:
+    text = text_tokens(tokenizer)
+    return [text[i:i + CONTEXT] for i in range(0, len(text) - 1, CONTEXT) if len(text[i:i + CONTEXT]) > 1]
 
 
 LLAMACPP_AMX = ("llama-cpp-python 0.3.36 crashes in its AMX kernels on CPUs with AMX (ggml_backend_amx_mul_mat, "
@@ -326,7 +346,8 @@ def goals(results: dict) -> list:
     return lines
 
 
-def table(results: dict, lowering: dict, sizes: dict, weights_mib: dict, found: dict, cpu: str) -> str:
+def table(results: dict, lowering: dict, sizes: dict, weights_mib: dict, found: dict, cpu: str,
+          profiles: dict) -> str:
     left_out = [f"llama.cpp left out: {LLAMACPP_AMX}.", ""] if not any(
         key.startswith("llamacpp") for key in results["runs"]) and llamacpp_crashes() else []
     lines = [f"CPU: {cpu}. Load average at start: {results['load_average']}.", "", *left_out,
@@ -348,6 +369,10 @@ def table(results: dict, lowering: dict, sizes: dict, weights_mib: dict, found: 
               "| engine | perplexity | vs eager f32 |", "|---|---:|---:|"]
     base = found["ppl"]["eager-f32"]
     lines += [f"| {e} | {p:.3f} | {100 * (p / base - 1):+.2f}% |" for e, p in found["ppl"].items()]
+    if profiles:
+        import llm_profile
+
+        lines += llm_profile.table(profiles)
     return "\n".join(lines) + "\n"
 
 
@@ -360,11 +385,20 @@ def main() -> int:
                         help="keep the programs of an earlier run in --out (lowering only missing ones)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--threads", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--profile", help=argparse.SUPPRESS)
     args = parser.parse_args()
     folder = args.out / "llm"
     if args.worker:
         prompts = json.loads((folder / "prompts.json").read_text())
         print(json.dumps(worker(args.worker, folder, args.threads, prompts["prompt"], prompts["long"])))
+        return 0
+    if args.profile:  # in a process of its own: OpenVINO's Python API crashed with two such models in one
+        import llm_profile
+
+        genai = args.profile.startswith("genai")
+        xml = (llm_profile.genai_ir(gguf_path(), folder) if genai
+               else llm_profile.partition_ir(folder / f"{args.profile}.pte", folder))
+        print(json.dumps(llm_profile.profile(xml, genai, json.loads((folder / "prompts.json").read_text())["prompt"])))
         return 0
     from transformers import AutoTokenizer
 
@@ -393,7 +427,15 @@ def main() -> int:
                     continue
                 runs.setdefault(f"{engine}@{cores}", []).append(json.loads(done.stdout.strip().splitlines()[-1]))
                 print(f"{engine}@{cores}: {runs[f'{engine}@{cores}'][-1]}", flush=True)
-    found = earlier["accuracy"] if "accuracy" in earlier and "exov-f32" not in engines else accuracy(folder, tokenizer)
+    found = accuracy(folder, tokenizer, engines, earlier.get("accuracy", {}))
+    profiles = {}
+    for engine in PROFILED:
+        command = ["taskset", "-c", "0", sys.executable, __file__, "--out", str(args.out), "--profile", engine]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            print(f"profile of {engine}: failed\n{done.stderr[-2000:]}", file=sys.stderr)
+            continue
+        profiles[engine] = json.loads(done.stdout.strip().splitlines()[-1])
     sizes = {e: f"{(folder / f'{e}.pte').stat().st_size / 2**20:.0f}" for e in (*OURS, "xnnpack-f32")}
     sizes["llamacpp-q4_1"] = sizes["genai-q4_1"] = sizes["genai-q4_1-default"] = (
         f"{gguf_path().stat().st_size / 2**20:.0f} (GGUF)")
@@ -404,8 +446,9 @@ def main() -> int:
     results = {"runs": dict(sorted(runs.items(), key=lambda item: (ENGINES.index(item[0].split("@")[0]),
                                                                     int(item[0].split("@")[1])))),
                "load_average": earlier.get("load_average", " ".join(f"{x:.1f}" for x in load_average))}
-    (args.out / "llm.json").write_text(json.dumps({**results, "lowering": lowering, "accuracy": found}, indent=1))
-    (args.out / "llm.md").write_text(table(results, lowering, sizes, weights_mib, found, cpu_name()))
+    (args.out / "llm.json").write_text(json.dumps({**results, "lowering": lowering, "accuracy": found,
+                                                   "profiles": profiles}, indent=1))
+    (args.out / "llm.md").write_text(table(results, lowering, sizes, weights_mib, found, cpu_name(), profiles))
     print((args.out / "llm.md").read_text())
     return 0
 

@@ -1,0 +1,154 @@
+"""OpenVINO's per-node time of one decode step and one 32-token prompt: this delegate's partition against the
+model OpenVINO GenAI builds from the same GGUF (``nox -s llm_bench``; issue 49 asks for it so that the next gap
+is visible).
+
+Both models are compiled through OpenVINO's Python API with ``PERF_COUNT`` and the f32 precision hint, on one
+thread: the delegate's partition is the IR inside the ``.pte`` (its first processed blob), GenAI's the IR its
+``LLMPipeline`` writes with ``enable_save_ov_model`` (openvino-genai 2026.4). Times are OpenVINO's own
+counters (``real_time`` of each executed node), summed by node type, per step; ``wall`` is ``infer()`` with
+the inputs already set. GenAI's IR also gives its perplexity (:func:`genai_logits`): its pipeline runs that
+model.
+"""
+
+from __future__ import annotations
+
+import collections
+import statistics
+import time
+from pathlib import Path
+
+STEPS, ROUNDS = 24, 3
+
+
+def partition_ir(pte: Path, folder: Path) -> Path:
+    """Writes the first processed blob's IR of `pte` to `folder` / ``<name>.xml`` and ``.bin``; returns the xml."""
+    from executorch_openvino import processed_blob
+
+    data = pte.read_bytes()
+    at = data.find(processed_blob.MAGIC)
+    header = processed_blob.read_header(data, at)
+    ir = processed_blob.unpack(data[at:at + header.weights_offset + header.weights_size])
+    xml = folder / f"{pte.stem}.xml"
+    xml.write_bytes(ir.xml)
+    xml.with_suffix(".bin").write_bytes(ir.weights)
+    return xml
+
+
+def genai_ir(gguf: Path, folder: Path) -> Path:
+    """GenAI's model of `gguf` as an IR in `folder` / ``genai-ir``: its pipeline writes it beside the file it reads."""
+    import openvino_genai
+
+    where = folder / "genai-ir"
+    xml = where / "openvino_model.xml"
+    if not xml.is_file():
+        where.mkdir(parents=True, exist_ok=True)
+        link = where / gguf.name
+        if not link.exists():
+            link.symlink_to(gguf)
+        openvino_genai.LLMPipeline(str(link), "CPU", enable_save_ov_model=True)
+    return xml
+
+
+def _feeds(compiled, genai: bool):
+    """``feed(tokens, position) -> {input: array}`` for GenAI's model or the delegate's partition (positions in
+    the input that restarts the state, token ids in the 2-D one, each scalar a sequence length)."""
+    import numpy as np
+
+    from executorch_openvino.processed_blob import RESTART_STATE_PREFIX
+
+    def feed(tokens, position):
+        count, found = len(tokens), {}
+        positions = np.arange(position, position + count, dtype=np.int64)
+        for port in compiled.inputs:
+            name, rank = port.get_any_name(), port.get_partial_shape().rank.get_length()
+            if genai:
+                found[port] = {"input_ids": np.array([tokens], np.int64), "position_ids": positions[None],
+                               "attention_mask": np.ones((1, position + count), np.int64),
+                               "beam_idx": np.zeros(1, np.int32)}[name]
+            elif name.startswith(RESTART_STATE_PREFIX):
+                found[port] = positions
+            elif rank == 2:
+                found[port] = np.array([tokens], np.int64)
+            else:
+                found[port] = np.array(count, port.get_element_type().to_dtype())
+        return found
+    return feed
+
+
+def profile(xml: Path, genai: bool, prompt: list) -> dict:
+    """Per node type, ms per decode step (context 32 to 56) and for the 32-token prompt; executed nodes per step
+    and median wall ms per step, over :data:`ROUNDS` rounds (the first a warm-up)."""
+    import openvino as ov
+
+    core = ov.Core()
+    compiled = core.compile_model(core.read_model(xml), "CPU", {
+        "PERF_COUNT": True, "INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1,
+        "PERFORMANCE_HINT": "LATENCY"})
+    feed = _feeds(compiled, genai)
+    step_ms, prompt_ms, walls, nodes = collections.Counter(), collections.Counter(), [], 0
+    for round_ in range(ROUNDS):
+        request = None  # freed before the next is made: OpenVINO 2026.4.1's Python API crashed otherwise
+        request = compiled.create_infer_request()
+        for port, value in feed(prompt, 0).items():
+            request.set_tensor(port, ov.Tensor(value, shared_memory=False))
+        request.infer()
+        if round_:
+            prompt_ms.update(_by_type(request.profiling_info))
+        for step in range(STEPS):
+            for port, value in feed([prompt[step % len(prompt)]], len(prompt) + step).items():
+                request.set_tensor(port, ov.Tensor(value, shared_memory=False))
+            started = time.perf_counter()
+            request.infer()
+            if round_:
+                walls.append(1e3 * (time.perf_counter() - started))
+                step_ms.update(_by_type(request.profiling_info))
+                nodes += sum(1 for p in request.profiling_info if p.status == p.Status.EXECUTED)
+    steps = (ROUNDS - 1) * STEPS
+    return {"step_ms": {k: v / steps for k, v in step_ms.items()},
+            "prompt_ms": {k: v / (ROUNDS - 1) for k, v in prompt_ms.items()},
+            "nodes": nodes / steps, "wall_ms": statistics.median(walls)}
+
+
+def _by_type(info) -> collections.Counter:
+    found: collections.Counter = collections.Counter()
+    for node in info:
+        if node.status == node.Status.EXECUTED:
+            found[node.node_type] += node.real_time.total_seconds() * 1e3
+    return found
+
+
+def genai_logits(xml: Path):
+    """``logits(window) -> [len(window), vocabulary]`` torch tensor of GenAI's model of the GGUF, f32 hint."""
+    import numpy as np
+    import openvino as ov
+    import torch
+
+    compiled = ov.Core().compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    feed = _feeds(compiled, genai=True)
+
+    def logits(window):
+        request = compiled.create_infer_request()
+        request.infer(feed(list(window), 0))
+        return torch.from_numpy(np.array(request.get_output_tensor(0).data[0]))
+    return logits
+
+
+def table(profiles: dict) -> list:
+    """Markdown lines: per node type, ms per decode step and per 32-token prompt of each engine, the
+    largest first, then the totals."""
+    engines = list(profiles)
+    types = sorted({t for p in profiles.values() for t in p["step_ms"]},
+                   key=lambda t: -max(p["step_ms"].get(t, 0) for p in profiles.values()))
+    head = " | ".join(f"{e} step | {e} prompt" for e in engines)
+    lines = ["", "OpenVINO's per-node time (`PERF_COUNT`, one thread, f32 hint; benchmarks/llm_profile.py), ms:", "",
+             f"| node type | {head} |", "|---|" + "---:|" * (2 * len(engines))]
+    for kind in types[:14]:
+        cells = " | ".join(f"{p['step_ms'].get(kind, 0):.2f} | {p['prompt_ms'].get(kind, 0):.2f}"
+                           for p in profiles.values())
+        lines.append(f"| {kind} | {cells} |")
+    for label, value in (("all nodes", lambda p, k: sum(p[k].values())),):
+        lines.append(f"| {label} | " + " | ".join(f"{value(p, 'step_ms'):.2f} | {value(p, 'prompt_ms'):.2f}"
+                                                  for p in profiles.values()) + " |")
+    lines.append("| executed nodes per step | " + " | ".join(f"{p['nodes']:.0f} | " for p in profiles.values()) + " |")
+    lines.append("| wall per step (median) | " + " | ".join(f"{p['wall_ms']:.2f} | " for p in profiles.values()) + " |")
+    return lines
