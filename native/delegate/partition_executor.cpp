@@ -351,6 +351,7 @@ Error execute_partition(Partition& partition, Span<EValue*> args) {
   ov_status_e status;
   {
     InferScope scope;
+    FirstInferencePageDrop dropping(*partition.model);
     status = api.ov_infer_request_infer(partition.request);
   }
   partition.state_written = true;  // (a failed inference may have written it too)

@@ -1,5 +1,7 @@
 #include "shared_compiled_models.h"
 
+#include "resident_pages.h"
+
 #include <atomic>
 #include <mutex>
 #include <utility>
@@ -44,6 +46,21 @@ SharedCompiledModel::~SharedCompiledModel() {
   // The compiled model first: it may read constants from the weights.
   if (compiled_) OpenVINOLibrary::instance().api().ov_compiled_model_free(compiled_);
   weights_.reset();
+}
+
+// The first inference of each input shape repacks; a decoder's first few calls cover its prompt and step shapes.
+constexpr int kPageDropInferences = 4;
+
+FirstInferencePageDrop::FirstInferencePageDrop(SharedCompiledModel& model) {
+  if (!model.weights_ || model.inferences_.fetch_add(1, std::memory_order_relaxed) >= kPageDropInferences) return;
+  weights_ = model.weights_.get();
+  ModelWeights* weights = weights_;
+  dropping_ = std::make_unique<PeriodicDrop>([weights] { weights->release_resident_pages(); });
+}
+
+FirstInferencePageDrop::~FirstInferencePageDrop() {
+  dropping_.reset();
+  if (weights_) weights_->release_resident_pages();
 }
 
 bool SharedCompiledModel::compiled_from(const RuntimeOptions& options, const ParsedBlob& blob) const {

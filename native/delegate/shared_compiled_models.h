@@ -21,6 +21,7 @@
 #include "openvino_library.h"
 #include "processed_blob.h"
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -61,6 +62,26 @@ class SharedCompiledModel {
   ov_compiled_model_t* compiled_;
   std::unique_ptr<ModelWeights> weights_;
   CompileReport report_;
+  std::atomic<int> inferences_{0};
+  friend class FirstInferencePageDrop;
+};
+
+class PeriodicDrop;
+
+// Around one inference of `model`: for its first inferences (counted over all its requests), drops its
+// weights' file pages every 5 ms while it runs and once after (resident_pages.h); else nothing. OpenVINO's CPU
+// plugin reads every constant again in a first inference (it repacks weights for the input shapes then):
+// SmolLM2's Q4_1 partition brought 95 MiB of the .pte back into resident memory, the process's peak.
+class FirstInferencePageDrop {
+ public:
+  explicit FirstInferencePageDrop(SharedCompiledModel& model);
+  ~FirstInferencePageDrop();
+  FirstInferencePageDrop(const FirstInferencePageDrop&) = delete;
+  FirstInferencePageDrop& operator=(const FirstInferencePageDrop&) = delete;
+
+ private:
+  ModelWeights* weights_ = nullptr;
+  std::unique_ptr<PeriodicDrop> dropping_;
 };
 
 // A compiled model this process holds for `blob` with `options`, or nullptr.

@@ -130,3 +130,54 @@ def test_a_gather_with_a_narrower_index_lowers_and_matches_eager():
     module.forward = lambda w, i: torch.gather(w, 0, i) * 2
     method = exov.load_method(exov.lower(module, inputs).buffer)
     assert_matches_eager(list(method.execute(list(inputs))), eager(module, inputs))
+
+
+class SharedIndices(torch.nn.Module):
+    """Three lookups of one index tensor: two tables of 10 rows (one check), one of 12 (its own)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.a, self.b, self.c = torch.nn.Embedding(10, 4), torch.nn.Embedding(10, 4), torch.nn.Embedding(12, 4)
+
+    def forward(self, i):
+        return self.a(i) + 2 * self.b(i) + self.c(i)
+
+
+def _check_outputs(pte: bytes, folder) -> list:
+    import numpy as np
+    import openvino as ov
+
+    from exov_testing.compile_harness import write_first_blob
+    from executorch_openvino import processed_blob
+
+    ir = processed_blob.unpack(write_first_blob(pte, folder / "first.blob").read_bytes())
+    model = ov.Core().read_model(ir.xml, ov.Tensor(np.frombuffer(ir.weights, np.uint8).copy()))
+    return [o.get_any_name() for o in model.outputs if o.get_any_name().startswith(processed_blob.INDEX_CHECK_PREFIX)]
+
+
+@pytest.mark.parametrize("declared", [False, True])
+def test_lookups_of_the_same_indices_share_one_check(declared, tmp_path):
+    """One check per index tensor and table range (a KV cache written in every layer had 60 identical ones,
+    each an OpenVINO node per step), none where the input's declared range lies inside the tables."""
+    from executorch_openvino.api import lower_exported
+
+    model, good = SharedIndices().eval(), (torch.tensor([0, 9, 4]),)
+    ranges = {"i": (0, 9)} if declared else {}
+    pte = lower_exported(torch.export.export(model, good), exov.OpenvinoPartitioner(input_ranges=ranges)).buffer
+    checks = _check_outputs(pte, tmp_path)
+    # declared 0..9: only the range's own check (0..9 lies inside 10 and 12 rows); else 0..9 once, 0..11 once.
+    assert len(checks) == (1 if declared else 2), checks
+    method = exov.load_method(pte)
+    assert_matches_eager(list(method.execute(list(good))), eager(model, good))
+    message = (r"input 'i' was given a value outside 0\.\.9" if declared
+               else r"outside 0\.\.9 \(as did 1 more lookups of the same indices\)")
+    for bad in (torch.tensor([0, 10, 1]), torch.tensor([-1, 0, 0])):
+        with pytest.raises(RuntimeError, match=message):
+            method.execute([bad])
+        assert_matches_eager(list(method.execute(list(good))), eager(model, good))
+    if not declared:
+        with pytest.raises(IndexError):
+            eager(model, (torch.tensor([11, 0, 0]),))
+        with pytest.raises(RuntimeError, match=r"outside 0\.\.9"):  # 11 is inside c's 12 rows, not a's or b's
+            method.execute([torch.tensor([11, 0, 0])])

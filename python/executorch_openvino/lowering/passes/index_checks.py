@@ -148,6 +148,10 @@ def add_index_checks(program: torch.export.ExportedProgram, input_ranges: tuple 
     output = next(n for n in graph.nodes if n.op == "output")
     checks, messages = [], []
     declared = {name: (low, high) for name, low, high in input_ranges}
+    # One check for lookups of the same indices in the same range (a KV cache's write in every layer):
+    # (index node, lowest, size) -> how many lookups it checks.
+    checked: dict[tuple, int] = {}
+    firsts: dict[int, tuple] = {}  # message position -> its check's key
     for node in list(graph.nodes):
         if node.op == "placeholder" and node.name in declared and node.name in program.graph_signature.user_inputs:
             low, high = declared[node.name]
@@ -166,15 +170,26 @@ def add_index_checks(program: torch.export.ExportedProgram, input_ranges: tuple 
                 continue  # a constant: PyTorch checked it when the program was exported
             if not isinstance(size, int):
                 continue  # a dynamic size (see the module's docstring)
+            if (index.op == "placeholder" and index.name in declared and lowest <= declared[index.name][0]
+                    and declared[index.name][1] < size):
+                continue  # a user input whose declared range, checked above, lies inside the table
+            if (index, lowest, size) in checked:
+                checked[index, lowest, size] += 1  # the same check: one output for all (a KV cache write per layer)
+                continue
+            checked[index, lowest, size] = 1
             with graph.inserting_before(output):
                 outside = _outside(graph, index, lowest, size)
                 checks.append(add_call(graph, aten.any.default, outside))
             # No commas: OpenVINO's IR separates tensor names with them.
             messages.append(f"{op_name(node.target)} '{node.name}' was given an index outside {lowest}..{size - 1}")
+            firsts[len(messages) - 1] = (index, lowest, size)
         if op_name(node.target) == "aten._embedding_bag.default":
             for check, message in _embedding_bag_checks(graph, node):
                 checks.append(check)
                 messages.append(message)
+    for position, key in firsts.items():
+        if checked[key] > 1:
+            messages[position] += f" (as did {checked[key] - 1} more lookups of the same indices)"
     for node in list(graph.nodes):
         name = op_name(node.target) if node.op == "call_function" else ""
         if ((name == "aten.index.Tensor" and sum(isinstance(i, torch.fx.Node) for i in node.args[1]) > 1)
