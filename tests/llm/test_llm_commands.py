@@ -103,6 +103,11 @@ def test_export_llm_names_a_bad_gguf_file_and_writes_nothing(tmp_path):
         assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
         assert re.search(expected, done.stderr) and path.name in done.stderr, done.stderr
         assert not (tmp_path / "x.pte").exists() and not (tmp_path / "x.tokenizer").exists()
+    # A folder that does not exist is named before the export, not after minutes of it.
+    out = tmp_path / "missing" / "x.pte"
+    done = subprocess.run([*run[:4], "--out", str(out), "--model", str(truncated)], capture_output=True, text=True)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert f"no folder {str(out.parent)!r} to write it in" in done.stderr, done.stderr
 
 
 RUNNER = """
@@ -162,4 +167,7 @@ def test_generate_finds_the_tokenizer_and_checks_its_arguments(model, saved):
             exov.generate(method, "the quick fox", **{"max_new_tokens": 4, **bad})
     # The last new token needs no position: 94 prompt tokens and 3 new ones fit 96 positions.
     assert len(exov.generate(method, [5] * 94, 3).tokens) <= 3
+    with pytest.raises(ValueError, match=r"need positions 0\.\.96 \(the last new token is not fed back\); the "
+                                         r"program's KV cache holds 96"):
+        exov.generate(method, [5] * 94, 4)
     assert exov.export_llm(model, max_context_len=2).max_context_len == 2

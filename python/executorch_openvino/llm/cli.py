@@ -27,6 +27,10 @@ def export_llm_main(argv: list[str]) -> int:
     parser.add_argument("--max-context-len", "--max-seq-len", dest="context", type=int, default=512,
                         help="positions of the KV cache: prompt and new tokens together (default 512)")
     args = parser.parse_args(argv)
+    folder = Path(args.out).absolute().parent
+    if not folder.is_dir():  # before minutes of export, not after
+        print(f"error: --out {args.out!r}: no folder {str(folder)!r} to write it in", file=sys.stderr)
+        return 1
     from ..quiet import hide_known_noise
 
     hide_known_noise()
@@ -68,7 +72,11 @@ def generate_main(argv: list[str]) -> int:
         return 1
     print(result.text)
     stop = "; stopped at end of sequence" if result.stopped_at_eos else ""
-    print(f"[prompt: {result.prompt_tokens} token(s), {result.prefill_seconds * 1e3:.0f} ms to the first token "
-          f"({result.prefill_tokens_per_second:.1f} tokens/s); {len(result.tokens)} new token(s), decode "
-          f"{result.decode_tokens_per_second:.1f} tokens/s{stop}]")
+    decode = (f", decode {result.decode_tokens_per_second:.1f} tokens/s" if len(result.tokens) > 1 else "")
+    # The first calls of a process include OpenVINO's one-time preparation of its kernels for each input shape.
+    print(f"[prompt: {result.prompt_tokens} token(s); first token after {result.prefill_seconds * 1e3:.0f} ms "
+          f"(prefill {result.prefill_tokens_per_second:.1f} tokens/s); {len(result.tokens)} new token(s){decode}"
+          f"{stop}; a process's first prompt includes kernel preparation]")
+    if not args.chat and result.stopped_at_eos and len(result.tokens) <= 1:
+        print("(the model ended its answer at once: an instruction-tuned model answers a question with --chat)")
     return 0

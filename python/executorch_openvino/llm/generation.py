@@ -78,9 +78,10 @@ def generate(program, prompt, max_new_tokens: int = 64, *, tokenizer=None, chat:
     context = metadata.get("get_max_context_len", metadata.get("get_max_seq_len"))
     needed = start_position + len(ids) + max_new_tokens - 1  # the last new token is never fed
     if needed > context:
-        raise ValueError(f"the prompt's {len(ids)} tokens from position {start_position} and {max_new_tokens} new "
-                         f"tokens need {needed} positions; the program's KV cache holds {context}: shorten them or "
-                         "export with a larger max_context_len")
+        raise ValueError(f"the prompt's {len(ids)} token(s) from position {start_position} and {max_new_tokens} new "
+                         f"token(s) need positions {start_position}..{needed - 1} (the last new token is not fed "
+                         f"back); the program's KV cache holds {context}: shorten them or export with a larger "
+                         "max_context_len (--max-context-len)")
     eos = set(metadata.get("get_eos_ids", []))
     piece = metadata.get("get_max_seq_len", len(ids))
     position = start_position
