@@ -181,3 +181,36 @@ def test_lookups_of_the_same_indices_share_one_check(declared, tmp_path):
             eager(model, (torch.tensor([11, 0, 0]),))
         with pytest.raises(RuntimeError, match=r"outside 0\.\.9"):  # 11 is inside c's 12 rows, not a's or b's
             method.execute([torch.tensor([11, 0, 0])])
+
+
+class ComputedTwice(torch.nn.Module):
+    """Each layer of a decoder computes its cache positions itself: equal computations share one check."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.a, self.b = torch.nn.Embedding(10, 4), torch.nn.Embedding(10, 4)
+
+    def forward(self, i, j):
+        return self.a(i + 1) + self.b(i + 1) + self.a(j + 1)
+
+
+def test_lookups_of_equal_computations_share_one_check(tmp_path):
+    from executorch_openvino.api import lower_exported
+
+    # Declared ranges delegate the index arithmetic (integer_ranges), as a decoder's cache_position does.
+    model, good = ComputedTwice().eval(), (torch.tensor([0, 8, 4]), torch.tensor([1, 2, 3]))
+    partitioner = exov.OpenvinoPartitioner(input_ranges={"i": (-5, 8), "j": (-5, 8)})
+    pte = lower_exported(torch.export.export(model, good), partitioner).buffer
+    checks = _check_outputs(pte, tmp_path)
+    assert len(checks) == 4, checks  # the ranges of i and j, i + 1 once (two lookups), j + 1 once
+    method = exov.load_method(pte)
+    assert_matches_eager(list(method.execute(list(good))), eager(model, good))
+    bad_i = (torch.tensor([0, -3, 1]), good[1])  # inside i's declared range, i + 1 outside the tables
+    with pytest.raises(IndexError):
+        eager(model, bad_i)
+    with pytest.raises(RuntimeError, match=r"outside 0\.\.9 \(as did 1 more lookups of the same indices\)"):
+        method.execute(list(bad_i))
+    with pytest.raises(RuntimeError, match=r"'aten_embedding_default_\d' was given an index outside 0\.\.9 \(eager"):
+        method.execute([good[0], torch.tensor([-2, 0, 0])])  # j's own check
+    assert_matches_eager(list(method.execute(list(good))), eager(model, good))

@@ -137,6 +137,43 @@ def _make_non_negative(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
     node.args = (node.args[0], indices, *node.args[2:])
 
 
+def _computations(program: torch.export.ExportedProgram) -> dict:
+    """Node -> an int, equal for nodes that compute the same values: the same deterministic operation of the same
+    arguments, or small constants (not buffers the program changes) of equal values (a decoder's layers each
+    compute the KV cache's write positions from the same input, each with constants of its own and a ``copy``
+    into a counter of its own); other inputs and random operations are each their own."""
+    signature = program.graph_signature
+    mutated = set(signature.buffers_to_mutate.values())  # a KV cache: equal values now, not later
+    values = {**{k: program.constants.get(v) for k, v in signature.inputs_to_lifted_tensor_constants.items()},
+              **{k: program.state_dict.get(v) for k, v in {**signature.inputs_to_buffers,
+                                                              **signature.inputs_to_parameters}.items()
+                 if v not in mutated}}
+    ids: dict = {}
+    interned: dict = {}
+
+    def argument(value):
+        if isinstance(value, torch.fx.Node):
+            return ids[value]
+        if isinstance(value, (list, tuple)):
+            return tuple(argument(v) for v in value)
+        return repr(value)
+    for node in program.graph.nodes:
+        operation = getattr(node.target, "_op", node.target)  # an edge operator wraps its ATen one
+        value = values.get(node.name) if node.op == "placeholder" else None
+        if isinstance(value, torch.Tensor) and value.numel() <= 64:
+            structure: tuple = ("constant", str(value.dtype), tuple(value.shape), repr(value.tolist()))
+        elif node.op != "call_function" or torch.Tag.nondeterministic_seeded in getattr(operation, "tags", ()):
+            structure = (node.op, node.name)
+        elif op_name(node.target) == "aten.copy.default":  # src's values in self's shape and dtype, not self's
+            target = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
+            shape = (str(target.dtype), tuple(target.shape)) if isinstance(target, torch.Tensor) else node.name
+            structure = ("copy", shape, argument(node.args[1:]), argument(sorted(node.kwargs.items())))
+        else:
+            structure = (str(node.target), argument(node.args), argument(sorted(node.kwargs.items())))
+        ids[node] = interned.setdefault(structure, len(interned))
+    return ids
+
+
 def add_index_checks(program: torch.export.ExportedProgram, input_ranges: tuple = ()) -> list[str]:
     """Appends one check output per tensor of indices that a lookup of the partition `program` reads
     (an edge ``ExportedProgram``, changed in place), and one per partition input named in `input_ranges`
@@ -149,9 +186,10 @@ def add_index_checks(program: torch.export.ExportedProgram, input_ranges: tuple 
     checks, messages = [], []
     declared = {name: (low, high) for name, low, high in input_ranges}
     # One check for lookups of the same indices in the same range (a KV cache's write in every layer):
-    # (index node, lowest, size) -> how many lookups it checks.
+    # (the indices' computation, lowest, size) -> how many lookups it checks.
     checked: dict[tuple, int] = {}
     firsts: dict[int, tuple] = {}  # message position -> its check's key
+    computations = _computations(program)
     for node in list(graph.nodes):
         if node.op == "placeholder" and node.name in declared and node.name in program.graph_signature.user_inputs:
             low, high = declared[node.name]
@@ -173,16 +211,17 @@ def add_index_checks(program: torch.export.ExportedProgram, input_ranges: tuple 
             if (index.op == "placeholder" and index.name in declared and lowest <= declared[index.name][0]
                     and declared[index.name][1] < size):
                 continue  # a user input whose declared range, checked above, lies inside the table
-            if (index, lowest, size) in checked:
-                checked[index, lowest, size] += 1  # the same check: one output for all (a KV cache write per layer)
+            key = (computations.get(index, index.name), lowest, size)
+            if key in checked:
+                checked[key] += 1  # the same check: one output for all (a KV cache write per layer)
                 continue
-            checked[index, lowest, size] = 1
+            checked[key] = 1
             with graph.inserting_before(output):
                 outside = _outside(graph, index, lowest, size)
                 checks.append(add_call(graph, aten.any.default, outside))
             # No commas: OpenVINO's IR separates tensor names with them.
             messages.append(f"{op_name(node.target)} '{node.name}' was given an index outside {lowest}..{size - 1}")
-            firsts[len(messages) - 1] = (index, lowest, size)
+            firsts[len(messages) - 1] = key
         if op_name(node.target) == "aten._embedding_bag.default":
             for check, message in _embedding_bag_checks(graph, node):
                 checks.append(check)
