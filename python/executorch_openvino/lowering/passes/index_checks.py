@@ -166,7 +166,7 @@ def _computations(program: torch.export.ExportedProgram) -> dict:
             structure = (node.op, node.name)
         elif op_name(node.target) == "aten.copy.default":  # src's values in self's shape and dtype, not self's
             target = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
-            shape = (str(target.dtype), tuple(target.shape)) if isinstance(target, torch.Tensor) else node.name
+            shape = (str(target.dtype), str(tuple(target.shape))) if isinstance(target, torch.Tensor) else node.name
             structure = ("copy", shape, argument(node.args[1:]), argument(sorted(node.kwargs.items())))
         else:
             structure = (str(node.target), argument(node.args), argument(sorted(node.kwargs.items())))
