@@ -72,6 +72,12 @@ Error open_openvino(const std::string& device) {
     report_error("init: " + error);
     return Error::NotFound;
   }
+  // Asking the device itself loads its plugin only: listing every device loaded OpenVINO's GPU and NPU plugins
+  // too (18 MiB of resident memory on a CPU-only machine, OpenVINO 2026.4.1). The list is for the error message.
+  // Composite devices (AUTO:..., HETERO:...) are resolved by OpenVINO itself.
+  bool composite = device.find(':') != std::string::npos || device == "AUTO" || device == "MULTI";
+  if (composite || !library.device_property(device, "FULL_DEVICE_NAME", &error).empty()) return Error::Ok;
+  error.clear();
   std::vector<std::string> devices = library.available_devices(&error);
   if (!error.empty()) {
     report_error("init: " + error);
@@ -84,9 +90,7 @@ Error open_openvino(const std::string& device) {
     // "GPU" matches "GPU.0" as OpenVINO does.
     if (d == device || d.rfind(device + ".", 0) == 0) device_found = true;
   }
-  // Composite devices (AUTO:..., HETERO:...) are resolved by OpenVINO itself.
-  bool composite = device.find(':') != std::string::npos || device == "AUTO" || device == "MULTI";
-  if (!device_found && !composite) {
+  if (!device_found) {
     report_error("init: OpenVINO device '" + device + "' is not available on this machine (available: " + device_list +
                  "). Lower the model with compile spec device set to one of those.");
     return Error::NotSupported;

@@ -48,3 +48,23 @@ def test_1000_load_run_free_cycles_grow_resident_memory_by_less_than_1_mib(tmp_p
     """
     growth = run_python_json(code, {}, tmp_path)["growth"]
     assert growth < 2**20, f"resident memory grew by {growth / 2**20:.2f} MiB over 1000 cycles"
+
+
+def test_a_cpu_program_loads_no_other_device_s_plugin(tmp_path):
+    # Listing OpenVINO's devices to check the program's one loaded the GPU and NPU plugins as well: 18 MiB of
+    # resident memory on a machine without either (OpenVINO 2026.4.1).
+    torch.manual_seed(0)
+    pte, _ = lower(Model(), (torch.randn(4, 32),))
+    (tmp_path / "model.pte").write_bytes(pte)
+    code = f"""
+        import json, torch
+        import executorch_openvino as exov
+        exov.load_method({str(tmp_path / 'model.pte')!r}).execute([torch.randn(4, 32)])
+        plugins = sorted({{line.split("/")[-1].split(".so")[0] for line in open("/proc/self/maps")
+                          if "libopenvino_" in line and "_plugin" in line}})
+        print(json.dumps({{"plugins": plugins}}))
+    """
+    plugins = run_python_json(code, {}, tmp_path)["plugins"]
+    assert "libopenvino_intel_cpu_plugin" in plugins
+    # OpenVINO itself loads its batching plugin (auto_batch) for a CPU compile: not a device.
+    assert not [p for p in plugins if "gpu" in p or "npu" in p], plugins
