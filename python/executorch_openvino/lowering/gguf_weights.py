@@ -232,8 +232,11 @@ def _split_matmuls(matmuls: list, blocks: GgufBlocks, tensors: list) -> str:
     grouped = ops.reshape(x, ops.constant(np.array([0] * (rank - 1) + [offsets.shape[1], BLOCK], np.int64)), True)
     sums = ops.reduce_sum(grouped, ops.constant(np.array([-1], np.int64)), False)
     minimums = ops.matmul(sums, ops.constant(offsets), False, True)
-    minimums.set_friendly_name(f"{matmuls[0].get_friendly_name()}/gguf_minimums")
     total = ops.add(ops.matmul(x, weights, False, True), minimums)
+    # Named so that OpenVINO's per-node counters show what the file's exact minimums cost (llm_profile.py).
+    name = matmuls[0].get_friendly_name()
+    for node, role in ((grouped, "blocks"), (sums, "blocksums"), (minimums, "minimums"), (total, "plus_minimums")):
+        node.set_friendly_name(f"{name}/gguf_{role}")
     if len(matmuls) == 1:
         matmuls[0].output(0).replace(total.output(0))
         return minimums.get_friendly_name()
