@@ -17,6 +17,7 @@ from typing import NoReturn
 
 import torch
 
+from . import progress as progress_lines
 from .lowering.conversion import require_openvino_package
 from .lowering.partitioner import OpenVINOPartitioner
 from .lowering.passes import run_before_emission
@@ -33,7 +34,7 @@ def lower(module, example_inputs: tuple | None = None, *, device: str = "CPU",
           inference_precision: str = "", dynamic_shapes=None, numerics: str = "exact",
           performance_hint: str = "", strict: bool = False, weight_compression: str = "",
           weight_group_size: int = 128, weight_ratio: float = 1.0, constant_methods: dict | None = None,
-          verbose: bool = False):
+          verbose: bool = False, progress: bool | None = None):
     """``torch.export`` + ExecuTorch edge lowering with :class:`OpenVINOPartitioner`.
 
     Returns an ``executorch.exir.ExecutorchProgramManager`` (``.buffer`` is the
@@ -48,7 +49,10 @@ def lower(module, example_inputs: tuple | None = None, *, device: str = "CPU",
     constants, written into the program (ExecuTorch's LLM runners read ``get_max_seq_len`` and others).
     ``verbose=True`` prints :meth:`DelegationSummary.report` to stderr: how many operators went to OpenVINO
     and, per operator, why the others stay on ExecuTorch. Other libraries' known harmless messages are
-    not shown meanwhile (:mod:`executorch_openvino.quiet`); this package's warnings are.
+    not shown meanwhile (:mod:`executorch_openvino.quiet`); this package's warnings are. ``progress``: stage
+    lines on stderr with the seconds since the start (exporting, partitioning, converting each partition,
+    writing): ``None`` (default) when stderr is a terminal, ``True`` always, ``False`` never
+    (:mod:`executorch_openvino.progress`).
 
     Raises ``ModuleNotFoundError`` naming the pip command when OpenVINO's Python package is not installed
     (lowering needs it; running a ``.pte`` does not), ``ValueError`` for bad compile specs before exporting
@@ -69,7 +73,7 @@ def lower(module, example_inputs: tuple | None = None, *, device: str = "CPU",
     (:mod:`executorch_openvino.lowering.passes.returned_inputs`: ExecuTorch 1.5.1 returned zeros).
     """
     require_openvino_package()  # before exporting: one clear error, not one deep in ExecuTorch's lowering
-    with quiet_dependencies():
+    with quiet_dependencies(), progress_lines.reporting(progress):
         partitioner = OpenVINOPartitioner(device=device, inference_precision=inference_precision, numerics=numerics,
                                           performance_hint=performance_hint, weight_compression=weight_compression,
                                           weight_group_size=weight_group_size, weight_ratio=weight_ratio)
@@ -84,10 +88,12 @@ def lower(module, example_inputs: tuple | None = None, *, device: str = "CPU",
             if example_inputs is None:
                 raise TypeError("lower() needs example_inputs for a module: a tuple of its positional inputs, "
                                 "e.g. (x,)")
+            progress_lines.stage(f"exporting {type(module).__name__} with torch.export")
             exported = export(module, example_inputs, dynamic_shapes=dynamic_shapes, strict=strict)
             dynamic = dynamic_shapes is not None
         _warn_about_unbounded_sizes(exported)
         program = lower_exported(exported, partitioner, plan_outputs=not dynamic, constant_methods=constant_methods)
+        progress_lines.stage(f"lowered: a {progress_lines.size_text(len(program.buffer))} program")
         if verbose:
             print(delegation_summary(program).report(), file=sys.stderr)
         return program
@@ -159,6 +165,7 @@ def lower_exported(exported, partitioner: OpenVINOPartitioner, *, plan_outputs: 
         from torch._export.verifier import SpecViolationError  # what to_edge raises for an op outside core ATen
 
         # (OpenVINOPartitioner.transform_for_pre_decomposition runs this package's passes on `exported` first.)
+        progress_lines.stage("ExecuTorch's edge lowering: decompositions and the partitioner's support checks")
         try:
             edge = to_edge_transform_and_lower(exported, partitioner=[partitioner], constant_methods=constant_methods)
         except AssertionError as exc:
@@ -177,6 +184,7 @@ def lower_exported(exported, partitioner: OpenVINOPartitioner, *, plan_outputs: 
         changes_inputs = any(spec.kind.name == "USER_INPUT_MUTATION" for spec in signature.output_specs)
         planning = MemoryPlanningPass(alloc_graph_input=changes_inputs, alloc_graph_output=plan_outputs)
         run_before_emission(edge.exported_program())  # outputs that are unplanned inputs get a copy
+        progress_lines.stage("writing the ExecuTorch program (memory planning, serialization)")
         return edge.to_executorch(ExecutorchBackendConfig(memory_planning_pass=planning))
 
 

@@ -26,6 +26,7 @@ def export_llm_main(argv: list[str]) -> int:
                              "the KV cache in f16 (faster, less accurate; default exact)")
     parser.add_argument("--max-context-len", "--max-seq-len", dest="context", type=int, default=512,
                         help="positions of the KV cache: prompt and new tokens together (default 512)")
+    parser.add_argument("--quiet", action="store_true", help="no stage lines (shown on a terminal by default)")
     args = parser.parse_args(argv)
     folder = Path(args.out).absolute().parent
     if not folder.is_dir():  # before minutes of export, not after
@@ -38,7 +39,8 @@ def export_llm_main(argv: list[str]) -> int:
 
     try:
         program = export_llm(args.model, max_context_len=args.context, weights=args.weights,
-                             group_size=args.group_size, ratio=args.ratio, numerics=args.numerics)
+                             group_size=args.group_size, ratio=args.ratio, numerics=args.numerics,
+                             progress=False if args.quiet else None)
     except (OSError, ValueError, ImportError) as error:  # OSError: transformers found no such model
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import torch
 
+from .. import progress as progress_lines
+
 WEIGHTS = ("f32", "int8", "int4", "gguf")
 
 
@@ -144,7 +146,7 @@ def _metadata(model, max_seq_len: int, max_context_len: int) -> dict:
 def export_llm(model, *, max_context_len: int = 512, weights: str | None = None, group_size: int = 128,
                ratio: float = 1.0, tokenizer=None, strict: bool = True, device: str = "CPU",
                inference_precision: str = "", performance_hint: str = "", numerics: str = "exact",
-               all_logits: bool = False) -> LlmProgram:
+               all_logits: bool = False, progress: bool | None = None) -> LlmProgram:
     """Exports and lowers a decoder-only language model for this delegate, with a static KV cache.
 
     `model`: a folder of a Hugging Face model, a ``.gguf`` file (:func:`~executorch_openvino.llm.load_model`),
@@ -161,15 +163,13 @@ def export_llm(model, *, max_context_len: int = 512, weights: str | None = None,
     ``"fast"`` lets OpenVINO quantize activations to 8 bits there and keep the cache in f16 (faster, less
     accurate: docs/user-guide/llm.md, "Perplexity and accuracy").
     `all_logits`: return every position's logits, not the last one's (perplexity; larger planned memory).
+    `progress`: stage lines on stderr (reading, exporting, converting, compressing, writing; SmolLM2 takes
+    minutes): ``None`` when stderr is a terminal, ``True`` always, ``False`` never.
 
     Returns an :class:`LlmProgram`; ``.save(path)`` writes the ``.pte`` and the tokenizer. Raises
     ``ValueError`` for unknown `weights` and for ``"gguf"`` without a ``.gguf`` `model`, ``ImportError`` (with
     the pip command) when compression needs NNCF and it is missing.
     """
-    from ..api import lower_exported
-    from ..lowering.partitioner import OpenVINOPartitioner
-    from .hf_models import load_model
-
     gguf_file = str(model) if isinstance(model, (str, Path)) and str(model).lower().endswith(".gguf") else ""
     weights = weights if weights is not None else "gguf" if gguf_file else "f32"
     if weights not in WEIGHTS:
@@ -177,9 +177,22 @@ def export_llm(model, *, max_context_len: int = 512, weights: str | None = None,
     if weights == "gguf" and not gguf_file:
         raise ValueError("weights='gguf' takes the weights' own blocks from the GGUF file the model is read from: "
                          "give model as the path of a .gguf file, or weights 'f32', 'int8' or 'int4'")
+    with progress_lines.reporting(progress):
+        return _export_llm(model, max_context_len, weights, group_size, ratio, tokenizer, strict, device,
+                           inference_precision, performance_hint, numerics, all_logits, gguf_file)
+
+
+def _export_llm(model, max_context_len, weights, group_size, ratio, tokenizer, strict, device, inference_precision,
+                performance_hint, numerics, all_logits, gguf_file) -> LlmProgram:
+    from ..api import lower_exported
+    from ..lowering.partitioner import OpenVINOPartitioner
+    from .hf_models import load_model
+
     if isinstance(model, (str, Path)):
+        progress_lines.stage(f"reading {model}")
         model, loaded_tokenizer = load_model(model)
         tokenizer = tokenizer if tokenizer is not None else loaded_tokenizer
+    progress_lines.stage(f"exporting the decoder with torch.export ({max_context_len} positions)")
     exported, metadata = export_decoder(model, max_context_len, strict=strict, all_logits=all_logits)
     partitioner = OpenVINOPartitioner(device=device, inference_precision=inference_precision,
                                       performance_hint=performance_hint, numerics=numerics,
@@ -190,4 +203,5 @@ def export_llm(model, *, max_context_len: int = 512, weights: str | None = None,
                                       input_ranges={"cache_position": (0, max_context_len - 1)})
     # Outputs planned (one row of logits); token ids and positions are read where the caller holds them.
     program = lower_exported(exported, partitioner, constant_methods=metadata)
+    progress_lines.stage(f"lowered: a {progress_lines.size_text(len(program.buffer))} program")
     return LlmProgram(program=program, tokenizer=tokenizer, metadata=metadata, weights=weights)

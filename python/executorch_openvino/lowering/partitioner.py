@@ -12,6 +12,7 @@ from executorch.exir.backend.partitioner import DelegationSpec, Partitioner, Par
 from executorch.exir.backend.utils import tag_constant_data
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
+from .. import progress
 from ..quiet import quiet_dependencies
 from ..compile_specs import input_ranges_spec, make_compile_specs, program_state_spec, resolve_options
 from .conversion import require_openvino_package
@@ -188,11 +189,13 @@ class OpenVINOPartitioner(Partitioner):
             spec = DelegationSpec(BACKEND_ID, [*self.delegation_spec.compile_specs,
                                                program_state_spec(exported_program)])
             tags = {}
-            for partition in proposer.propose_partitions():
+            partitions = proposer.propose_partitions()
+            for partition in partitions:
                 tag = f"openvino_{partition.id}"
                 for node in partition.nodes:
                     node.meta["delegation_tag"] = tag
                 tags[tag] = spec
+            _report_partitions(exported_program, partitions)
             tag_constant_data(exported_program)
             _tag_buffers_updated_inside(exported_program)
             _untag_returned_constants(exported_program)
@@ -316,3 +319,15 @@ OpenVINOPartitioner.__signature__ = inspect.signature(OpenVINOPartitioner.__init
 # ExecuTorch's bundled OpenVINO backend spells it so (executorch.backends.openvino.partitioner): code written for
 # it keeps working with this package's partitioner.
 OpenvinoPartitioner = OpenVINOPartitioner
+
+
+def _report_partitions(program, partitions) -> None:
+    """The stage line of the partitioning, and the count that preprocess's lines number against."""
+    reporter = progress.current()
+    if reporter is None:
+        return
+    reporter.partitions, reporter.converted = len(partitions), 0
+    delegated = sum(len(p.nodes) for p in partitions)
+    operators = sum(1 for node in program.graph.nodes if node.op == "call_function")
+    reporter.line(f"{len(partitions)} partition{'s' if len(partitions) != 1 else ''} for OpenVINO: "
+                  f"{delegated} of {operators} operators")

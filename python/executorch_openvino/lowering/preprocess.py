@@ -12,7 +12,7 @@ import warnings
 import torch
 from executorch.exir.backend.backend_details import BackendDetails, PreprocessResult
 
-from .. import processed_blob
+from .. import processed_blob, progress
 from ..compile_specs import resolve_options
 from ..quiet import quiet_dependencies
 from .conversion import convert_partition, require_openvino_package
@@ -42,6 +42,12 @@ class ExecutorchOpenvinoBackend(BackendDetails):
                                              group_size=options.weight_group_size, ratio=options.weight_ratio,
                                              gguf_file=options.gguf_weights,
                                              float_activations=options.numerics == "exact")
+            reporter = progress.current()
+            if reporter is not None:
+                reporter.converted += 1
+                operators = sum(1 for node in edge_program.graph.nodes if node.op == "call_function")
+                reporter.line(f"partition {reporter.converted} of {reporter.partitions or '?'}: converting "
+                              f"{operators} operators to OpenVINO")
             ir = convert_partition(edge_program, propagate_nans=options.numerics == "exact", compress=compress,
                                    input_ranges=options.input_ranges)
             return PreprocessResult(processed_bytes=processed_blob.pack(ir))

@@ -18,6 +18,10 @@ NNCF 3.4).
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from .. import progress
+
 
 def keep_float_activations(model) -> None:
     """Writes ``DYNAMIC_QUANTIZATION_GROUP_SIZE = 0`` into `model`'s ``runtime_options`` (OpenVINO applies it
@@ -52,6 +56,8 @@ def _compress(model, mode: str, group_size: int, ratio: float, gguf_file: str):
     if gguf_file:
         from .gguf_weights import gguf_blocks, use_gguf_blocks
 
+        progress.stage(f"taking the weights' blocks from {Path(gguf_file).name}")
+
         replacement = use_gguf_blocks(model, gguf_blocks(gguf_file))
         if replacement.unmatched:
             import warnings
@@ -69,6 +75,7 @@ def _compress(model, mode: str, group_size: int, ratio: float, gguf_file: str):
     from ..nncf_library import import_nncf
 
     nncf = import_nncf("weight_compression (int8/int4 weights)")
+    progress.stage(f"compressing weights to {mode} with NNCF")
     options = {"ignored_scope": nncf.IgnoredScope(names=kept, validate=False)} if kept else {}
     if mode == "int8":
         return nncf.compress_weights(model, mode=nncf.CompressWeightsMode.INT8_ASYM, **options)

@@ -1,0 +1,90 @@
+"""Stage lines of a lowering: on a terminal by default, never when asked not to, not in a pipe unless asked;
+a nested call adds to the outer lines (executorch_openvino.progress)."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from executorch_openvino import progress
+
+pytestmark = [pytest.mark.own_runtime]
+
+LOWER = """
+    import torch
+    import executorch_openvino as exov
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x) * 2 + torch.argmax(x, 1, keepdim=True)
+
+    exov.lower(Model(), (torch.randn(2, 3),){arguments})
+"""
+
+
+def _stderr_of_lowering(arguments: str, terminal: bool) -> str:
+    """The stderr of a fresh interpreter lowering a small model, read through a pseudo-terminal or a pipe."""
+    code = textwrap.dedent(LOWER.format(arguments=arguments))
+    if not terminal:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        return done.stderr
+    main, child = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=child)
+    os.close(child)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the child's side closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(main)
+    assert process.wait(timeout=300) == 0, b"".join(chunks).decode(errors="replace")[-3000:]
+    return b"".join(chunks).decode(errors="replace")
+
+
+def _stage_lines(text: str) -> list[str]:
+    return [line.split("] ", 1)[1] for line in text.replace("\r", "").splitlines() if line.startswith("exov [")]
+
+
+def test_a_terminal_sees_each_stage_by_default():
+    lines = _stage_lines(_stderr_of_lowering("", terminal=True))
+    assert lines[:2] == ["exporting Model with torch.export",
+                         "ExecuTorch's edge lowering: decompositions and the partitioner's support checks"], lines
+    assert "1 partition for OpenVINO: 5 of 6 operators" in lines, lines
+    assert "partition 1 of 1: converting 5 operators to OpenVINO" in lines, lines
+    assert lines[-2:-1] == ["writing the ExecuTorch program (memory planning, serialization)"], lines
+    assert lines[-1].startswith("lowered: a ") and lines[-1].endswith(" KiB program"), lines
+
+
+def test_progress_false_is_silent_on_a_terminal():
+    assert _stage_lines(_stderr_of_lowering(", progress=False", terminal=True)) == []
+
+
+def test_a_pipe_gets_no_stage_lines_unless_asked():
+    assert _stage_lines(_stderr_of_lowering("", terminal=False)) == []
+    assert "partition 1 of 1: converting 5 operators to OpenVINO" in _stage_lines(
+        _stderr_of_lowering(", progress=True", terminal=False))
+
+
+def test_a_nested_call_adds_to_the_outer_lines_and_keeps_its_choice(monkeypatch):
+    stream = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stream)
+    with progress.reporting(True) as outer:
+        with progress.reporting(None) as inner:
+            assert inner is outer
+            progress.stage("inner stage")
+        with progress.reporting(False):
+            progress.stage("silenced")
+        progress.stage("outer stage")
+    progress.stage("after: no reporting")
+    assert _stage_lines(stream.getvalue()) == ["inner stage", "outer stage"]
