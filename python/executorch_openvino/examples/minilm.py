@@ -68,7 +68,18 @@ def load_model_and_inputs(seq_len: int = 32, attn_implementation: str = "sdpa"):
     encoder = AutoModel.from_pretrained(path, local_files_only=True, attn_implementation=attn_implementation)
     batch = tokenizer(SENTENCES, padding="max_length", truncation=True, max_length=seq_len, return_tensors="pt")
     model = SentenceEmbedder(encoder).eval()
+    zero_flushed_values(model)
     return model, (batch["input_ids"], batch["attention_mask"])
+
+
+def zero_flushed_values(model: torch.nn.Module) -> None:
+    """Sets `model`'s subnormal and -0.0 weights to 0.0, in place, as the delegate's warning about them advises:
+    OpenVINO's CPU plugin flushes such constants to 0.0, and MiniLM's word embeddings hold some, so eager PyTorch
+    and the delegate would otherwise compute with different weights (by a subnormal or a zero's sign)."""
+    with torch.no_grad():
+        for tensor in [*model.parameters(), *model.buffers()]:
+            if tensor.is_floating_point():
+                tensor.copy_(torch.where(tensor.abs() < torch.finfo(tensor.dtype).tiny, 0.0, tensor))
 
 
 def _median_ms(fn, repeats: int) -> float:
