@@ -71,3 +71,11 @@ def test_no_session_installs_torch_around_the_index_arguments():
 
 def test_the_development_guide_documents_the_variable():
     assert environments.TORCH_INDEX_VARIABLE in (ROOT / "docs" / "development.md").read_text()
+
+
+def test_the_readme_s_two_commands_say_how_to_take_torch_s_cpu_build():
+    # A new user's demo installed PyPI's CUDA torch: the variable was only in the development guide.
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Working on the project: two commands"):]
+    section = section[:section.index("\n## ", 1)]
+    assert f"{environments.TORCH_INDEX_VARIABLE}=https://download.pytorch.org/whl/cpu" in section
