@@ -7,6 +7,7 @@
 #include <executorch/runtime/core/exec_aten/util/dim_order_util.h>
 #include <executorch/runtime/core/exec_aten/util/tensor_util.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstring>
@@ -28,6 +29,24 @@ namespace {
 constexpr char kIndexCheckPrefix[] = "executorch_openvino_index_check:";
 // What follows that prefix in a model that keeps state (processed_blob.py, STATE_CHECK_MARK).
 constexpr char kStateCheckMark[] = "state:";
+// What follows them in a check of two equal input sizes, "sizes:A,a,B,b:" (processed_blob.py, SIZES_CHECK_MARK).
+constexpr char kSizesCheckMark[] = "sizes:";
+
+// Reads "A,a,B,b:" at the start of `text` into `check` and drops it from `text`; false when it is not there.
+bool parse_sizes_check(std::string* text, Partition::SizesCheck* check) {
+  size_t values[4];
+  size_t at = 0;
+  for (size_t k = 0; k < 4; ++k) {
+    size_t end = at;
+    while (end < text->size() && (*text)[end] >= '0' && (*text)[end] <= '9') ++end;
+    const char separator = k < 3 ? ',' : ':';
+    if (end == at || end >= text->size() || (*text)[end] != separator || end - at > 9) return false;
+    values[k] = std::stoul(text->substr(at, end - at));
+    at = end + 1;
+  }
+  *check = {values[0], values[1], values[2], values[3], text->substr(at)};
+  return true;
+}
 // The tensor name prefix of the input whose first value starts a new sequence at 0 (processed_blob.py,
 // RESTART_STATE_PREFIX; lowering/cached_attention.py).
 constexpr char kRestartStatePrefix[] = "executorch_openvino_restart_state:";
@@ -262,7 +281,22 @@ Error open_partition(std::shared_ptr<SharedCompiledModel> model, std::unique_ptr
       partition->guards_state = true;
       message.erase(0, mark);
     }
-    partition->index_checks.insert(partition->index_checks.begin(), {outputs.size() - 1, message});
+    const size_t sizes_mark = sizeof(kSizesCheckMark) - 1;
+    if (message.compare(0, sizes_mark, kSizesCheckMark) == 0) {
+      message.erase(0, sizes_mark);
+      Partition::SizesCheck check;
+      auto has_dim = [&](size_t input, size_t dim) {
+        return input < partition->inputs.size() && partition->inputs[input].rank_known &&
+               dim < partition->inputs[input].ranges.size();
+      };
+      if (!parse_sizes_check(&message, &check) || !has_dim(check.a, check.a_dim) || !has_dim(check.b, check.b_dim)) {
+        report_error("init: the size check output '" + outputs.back().name + "' is malformed; lower the model again");
+        return Error::InvalidProgram;
+      }
+      partition->sizes_checks.insert(partition->sizes_checks.begin(), check);
+    } else {
+      partition->index_checks.insert(partition->index_checks.begin(), {outputs.size() - 1, message});
+    }
     outputs.pop_back();
   }
   const size_t restart_prefix = sizeof(kRestartStatePrefix) - 1;
@@ -343,6 +377,17 @@ Error execute_partition(Partition& partition, Span<EValue*> args) {
   for (size_t i = 0; i < n_in; ++i) {
     Error e = bind_input(partition, i, *args[i]);
     if (e != Error::Ok) return e;
+  }
+  for (const Partition::SizesCheck& check : partition.sizes_checks) {
+    // Bound above: tensors of the ports' ranks, which hold these dimensions (checked at init).
+    const Tensor a = args[check.a]->toTensor(), b = args[check.b]->toTensor();
+    if (a.size(check.a_dim) != b.size(check.b_dim)) {
+      // The sizes go before the message's advice (after its first "; ").
+      const size_t advice = std::min(check.message.find("; "), check.message.size());
+      report_error("execute: " + check.message.substr(0, advice) + " (here " + std::to_string(a.size(check.a_dim)) +
+                   " and " + std::to_string(b.size(check.b_dim)) + ")" + check.message.substr(advice));
+      return Error::InvalidArgument;
+    }
   }
   for (size_t i = 0; i < n_out; ++i) {
     Error e = bind_output(partition, i, *args[n_in + i]);

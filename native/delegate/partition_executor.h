@@ -64,6 +64,13 @@ struct Partition {
     std::string message;
   };
   std::vector<IndexCheck> index_checks;
+  // Input sizes the program was exported with as one dynamic size: input `a`'s dimension `a_dim` equals input
+  // `b`'s `b_dim`, checked before inference (processed_blob.py, SIZES_CHECK_MARK).
+  struct SizesCheck {
+    size_t a, a_dim, b, b_dim;
+    std::string message;
+  };
+  std::vector<SizesCheck> sizes_checks;
   // The model keeps state (buffers the program updates, lowering/model_state.py) and
   // its checks name it ("state:" after the prefix): a failed check left that state
   // written by a call eager PyTorch would have refused, so later calls fail too.

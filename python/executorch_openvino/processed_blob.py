@@ -63,6 +63,11 @@ INDEX_CHECK_PREFIX = "executorch_openvino_index_check:"
 # Follows the prefix in the checks of a model that keeps state (lowering/model_state.py): after
 # a failed check, the runtime (kStateCheckMark) fails that method's later calls as well.
 STATE_CHECK_MARK = "state:"
+# Follows the prefix (and the state mark) in a check that two input sizes are equal, as ``sizes:A,a,B,b:``
+# (input A's dimension a equals input B's dimension b, the compiled model's input indices) before the message:
+# the runtime (kSizesCheckMark) compares them before inference, where OpenVINO would fail unexplained or
+# broadcast a size of 1 (lowering/conversion.py, shared_size_checks).
+SIZES_CHECK_MARK = "sizes:"
 # Names the input of a model with a growing KV cache (lowering/cached_attention.py) whose first value is
 # the call's start position: at 0 the runtime (kRestartStatePrefix) gives the method a new infer request,
 # and so an empty cache, before the call.

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from ..processed_blob import INDEX_CHECK_PREFIX, LOWERED_WITH_KEY, STATE_CHECK_MARK, OpenVINOIr
+from ..processed_blob import INDEX_CHECK_PREFIX, LOWERED_WITH_KEY, SIZES_CHECK_MARK, STATE_CHECK_MARK, OpenVINOIr
 from . import cached_attention, model_state
 from .ops import TORCH_TO_OPENVINO
 from .passes import embedding_bags, index_checks, returned_copies, run_before_conversion
@@ -148,6 +148,73 @@ def _grow_cached_attention(program, buffers: list, inputs: list, outputs: list):
     return cached, growing, by_placeholder, restart
 
 
+def size_range(program, size):
+    """An input's size as an OpenVINO ``Dimension``: fixed, or bounded by its symbol's exported range (an
+    expression of several symbols gets no bounds). A lower bound of 2 or less is not kept: a partition's range
+    says 2 where the export said 0 or 1 (torch 2.13's specialization of sizes 0 and 1, through ExecuTorch
+    1.5.1's partitioning), and those sizes ran before."""
+    import openvino as ov
+
+    from ..input_spec import finite_bound
+
+    if isinstance(size, int):
+        return ov.Dimension(size)
+    bounds = program.range_constraints.get(size.node.expr)
+    if bounds is None:
+        return ov.Dimension()
+    lower, upper = finite_bound(bounds.lower), finite_bound(bounds.upper)
+    return ov.Dimension(lower if lower is not None and lower > 2 else 0, -1 if upper is None else upper)
+
+
+def shared_size_checks(model, inputs: list, skipped: set) -> list[tuple]:
+    """Appends to `model` (its inputs in `inputs`' order) one check output per pair of input sizes exported as
+    one symbol (``x: (n, 4)``, ``y: (n, 2)``): true when the sizes differ. Returns ``(input, dimension, input,
+    dimension, message)`` per check (positions in `inputs`), for :func:`_name_size_checks`.
+
+    The runtime's shape check looks at each input alone: without these, ``x`` (5, 4) with ``y`` (3, 2) failed
+    inside OpenVINO unexplained, and a size of 1 would broadcast. The checks go last: the runtime reads
+    trailing check outputs. `skipped`: inputs left out (a KV cache whose length grows, buffers that become
+    state)."""
+    import openvino as ov
+    from openvino import opset13
+
+    first_seen: dict = {}
+    checks, flags = [], []
+    for i, value in enumerate(inputs):
+        if not isinstance(value, torch.Tensor) or i in skipped:
+            continue
+        for d, size in enumerate(value.shape):
+            if isinstance(size, int):
+                continue
+            key = str(size.node.expr)
+            if key not in first_seen:
+                first_seen[key] = (i, d)
+                continue
+            j, e = first_seen[key]
+            sizes = [opset13.gather(opset13.shape_of(model.input(k), "i64"), opset13.constant([axis], ov.Type.i64),
+                                    opset13.constant(0, ov.Type.i64)) for k, axis in ((j, e), (i, d))]
+            flags.append(opset13.squeeze(opset13.not_equal(*sizes), opset13.constant([0], ov.Type.i64)))
+            checks.append((j, e, i, d,
+                           f"input {j} dimension {e} and input {i} dimension {d} differ, but the program was "
+                           "exported with them as one dynamic size; pass inputs whose sizes agree"))
+    for flag in flags:
+        model.add_results([opset13.result(flag)])
+    return checks
+
+
+def _name_size_checks(model, checks: list, mark: str, state_inputs: set) -> None:
+    """Names the last outputs of `model`, :func:`shared_size_checks`' flags, for the runtime: the check prefix,
+    `mark`, then ``sizes:A,a,B,b:`` with the inputs' indices in `model` now (the inputs in `state_inputs`, made
+    state, are gone), then the message."""
+    def now(position):
+        return position - sum(s < position for s in state_inputs)
+
+    first = len(model.outputs) - len(checks)
+    for k, (a, a_dim, b, b_dim, message) in enumerate(checks):
+        where = f"{now(a)},{a_dim},{now(b)},{b_dim}:"
+        model.output(first + k).get_tensor().set_names({INDEX_CHECK_PREFIX + mark + SIZES_CHECK_MARK + where + message})
+
+
 def _fix_int_parameters(model, inputs: list) -> None:
     """Int (SymInt) partition inputs become 0-d int64 parameters, as the delegate binds them.
 
@@ -219,15 +286,20 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
     # Every size that is not symbolic is fixed, in dynamic inputs too: the
     # runtime then refuses a wrong one (ExecuTorch checks a dynamic input only
     # against its element count, and OpenVINO would read (2, 4) as (2, 3)).
+    # A symbolic size gets its exported range (Dim("seq", min=2, max=128) -> 2..128), which the runtime names
+    # and enforces: the program was traced for those sizes only.
     known_shapes = {}
     for i, value in enumerate(inputs):
         if isinstance(value, torch.Tensor):
-            shape = [d if isinstance(d, int) else -1 for d in value.shape]
+            shape = [size_range(program, d) for d in value.shape]
             if i in growing:
-                shape[growing[i][1]] = -1
+                shape[growing[i][1]] = ov.Dimension()
             known_shapes[model.input(i)] = ov.PartialShape(shape)
     if known_shapes:
         model.reshape(known_shapes)
+    # (inputs that become state are left out: the runtime never sees them)
+    state_inputs = {b.input_position for b in buffers if b.input_position is not None}
+    size_checks = shared_size_checks(model, inputs, set(growing) | state_inputs)
 
     _fix_int_parameters(model, inputs)
     ppp = ov.preprocess.PrePostProcessor(model)
@@ -250,6 +322,7 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
     # Named by the runtime when another OpenVINO cannot read this IR (what
     # OpenVINO records itself differs: "OpenVINO Runtime" in 2026.4.1, only
     # from its converter in 2025.4.1).
+    _name_size_checks(model, size_checks, mark, state_inputs)
     if compress is not None:
         model = compress(model)
     model.set_rt_info(ov.get_version(), LOWERED_WITH_KEY)

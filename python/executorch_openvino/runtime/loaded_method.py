@@ -5,6 +5,7 @@ several threads at once.
 from __future__ import annotations
 
 import os
+import re
 import threading
 import warnings
 from pathlib import Path
@@ -21,6 +22,12 @@ from .native_log import executorch_log, write_held_lines
 # At most this many loaded copies of one method, whatever OpenVINO suggests: each
 # holds the method's planned memory (ExecuTorch's arena, inputs and outputs).
 MAX_CONCURRENT_CALLS = 16
+
+
+# The delegate's message for an input it refused before inference (native/delegate/partition_executor.cpp),
+# after ExecuTorch's error code 0x12 (InvalidArgument) or 0x13 (InvalidType).
+_DELEGATE_INPUT_REFUSAL = re.compile(r"failed with error 0x1[23]\n(?:executorch-openvino: )?execute: (input \d+ .*)",
+                                     re.DOTALL)
 
 
 class OpenVINOMethod:
@@ -103,6 +110,10 @@ class OpenVINOMethod:
                 problem = explain_fixed_number(meta.name(), held) or explain_refused_inputs(meta, inputs)
             if problem is not None:
                 explained = ValueError(f"{problem}\n(ExecuTorch: {failure})")
+        elif (refusal := _DELEGATE_INPUT_REFUSAL.search(str(failure))) is not None:
+            # The delegate refused an input before inference (its shape, dtype, layout, or sizes that must
+            # agree): a ValueError, as ExecuTorch's own refusals above, not a failure of the call.
+            explained = ValueError(f"{refusal.group(1)}\n(ExecuTorch: {str(failure).splitlines()[0]})")
         write_held_lines(held, explained or failure, explained=explained is not None)
         if explained is None:
             raise failure

@@ -58,6 +58,8 @@ _PROBE = re.compile(r"^\[method_meta\.cpp:\d+\] Tag: \d+ input: \d+ is not Tenso
 _OURS = re.compile(r"^(?:\[[\w.]+:\d+\]|[DIEF] [\d:.]+ executorch:[\w.]+:\d+\]) \[" + BACKEND_ID + r"\] (.*)$")
 # ExecuTorch's line when this delegate's init fails (the delegate's own lines say why).
 INIT_FAILURE = re.compile(r"^\[method\.cpp:\d+\] Init failed for backend " + BACKEND_ID + r": 0x[0-9a-f]+$")
+# ExecuTorch's line when a delegate call fails; the error raised carries its code ("failed with error 0x12").
+CALL_FAILURE = re.compile(r"^\[method\.cpp:\d+\] CALL_DELEGATE execute failed at instruction \d+: (0x[0-9a-f]+)$")
 # The error OpenVINOMethod raises with the delegate's message (loaded_method._DelegateErrors).
 _WITH_DELEGATE_MESSAGE = "\nexecutorch-openvino: "
 # native/delegate/model_compilation.cpp; error_report.cpp logs a message in pieces of this many characters.
@@ -103,6 +105,9 @@ class Call:
         if INIT_FAILURE.match(line):
             self.held.append((line, "init", ""))
             return
+        if (failure := CALL_FAILURE.match(line)) is not None:
+            self.held.append((line, "call", failure.group(1)))
+            return
         write(line + "\n")
 
     def finish(self, error: BaseException | None, write) -> None:
@@ -110,8 +115,10 @@ class Call:
             return
         message = str(error) if error is not None else ""
         for line, kind, text in self.held:
+            # (A delegate's refusal of an input is raised as a ValueError without its "execute: ".)
             restated = {"input": self._explained, "init": _WITH_DELEGATE_MESSAGE in message,
-                        "delegate": text in message}[kind]
+                        "delegate": text in message or text.removeprefix("execute: ") in message,
+                        "call": f"failed with error {text}" in message}[kind]
             if not (error is not None and restated):
                 write(line + "\n")
         if self.partial:
