@@ -88,3 +88,15 @@ def test_a_nested_call_adds_to_the_outer_lines_and_keeps_its_choice(monkeypatch)
         progress.stage("outer stage")
     progress.stage("after: no reporting")
     assert _stage_lines(stream.getvalue()) == ["inner stage", "outer stage"]
+
+
+def test_a_bar_shows_only_where_stage_lines_do(monkeypatch):
+    pytest.importorskip("tqdm")
+    stream = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stream)
+    with progress.reporting(False):
+        items = [1, 2, 3]
+        assert progress.bar(items, 3, "quiet") is items
+    with progress.reporting(True):
+        assert list(progress.bar(range(3), 3, "matching")) == [0, 1, 2]
+    assert "exov: matching" in stream.getvalue() and "quiet" not in stream.getvalue()

@@ -36,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import progress
+
 BLOCK = 32
 # GGML type name -> bytes per block of 32 values.
 BLOCK_BYTES = {"Q4_0": 18, "Q4_1": 20, "Q8_0": 34}
@@ -270,7 +272,8 @@ def use_gguf_blocks(model, blocks: GgufBlocks) -> Replacement:
     used: dict[str, int] = {}
     unmatched: list[str] = []
     by_input: dict[tuple, list] = {}  # x's node and output -> [(matmul, (name, row order)), ...]
-    for op in model.get_ordered_ops():
+    ops = model.get_ordered_ops()
+    for op in progress.bar(ops, len(ops), "matching the partition's weights to the GGUF's tensors"):
         if (op.get_type_name() != "Constant" or op.get_element_type().get_type_name() != "f32"
                 or len(op.get_output_shape(0)) != 2 or op.get_output_shape(0)[1] % BLOCK
                 or not any(user.get_node().get_type_name() in ("MatMul", "Gather")
