@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 
 import pytest
 import torch
@@ -132,3 +133,23 @@ print(exov.last_compile_report()["effective_precision"], file=sys.stdout)
     # f16 is bf16 on a bf16 CPU without float16 arithmetic, f32 on one with neither (OpenVINO 2026.4.1).
     assert warned == (effective != precision), (effective, proc.stderr[-2000:])
     assert "ExecutorchOpenvinoBackend" not in proc.stderr and "error_report" not in proc.stderr, proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("compression, options, unused", [
+    ("", {"weight_group_size": 64}, "weight_group_size"),
+    ("", {"weight_ratio": 0.8}, "weight_ratio"),
+    ("int8", {"weight_group_size": 32, "weight_ratio": 0.5}, "weight_group_size and weight_ratio"),
+])
+def test_int4_only_options_without_int4_warn(compression, options, unused):
+    # A tester's weight_group_size=64 without compression was accepted and did nothing.
+    with pytest.warns(UserWarning, match=rf"^{unused} given with (no weight_compression|weight_compression='int8'): "
+                                         r"they apply to weight_compression='int4' only"):
+        exov.OpenVINOPartitioner(weight_compression=compression, **options)
+
+
+def test_int4_options_with_int4_or_at_their_defaults_do_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        exov.OpenVINOPartitioner(weight_compression="int4", weight_group_size=64, weight_ratio=0.8)
+        exov.OpenVINOPartitioner(weight_group_size=128, weight_ratio=1.0)
+        exov.OpenVINOPartitioner(weight_compression="int8", weight_group_size=-1)

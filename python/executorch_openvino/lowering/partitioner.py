@@ -104,6 +104,9 @@ class OpenVINOPartitioner(Partitioner):
         if input_ranges:
             specs = [*specs, input_ranges_spec(input_ranges)]
         self.options = resolve_options(specs)
+        _warn_about_unused_weight_options(self.options.weight_compression, {
+            name: given_value(value) for name, value in (("weight_group_size", weight_group_size),
+                                                         ("weight_ratio", weight_ratio)) if name in given})
         self.delegation_spec = DelegationSpec(BACKEND_ID, specs)
         self._remainders_rewritten = 0  # transform_for_pre_decomposition calls not yet met by a partition()
 
@@ -331,3 +334,15 @@ def _report_partitions(program, partitions) -> None:
     operators = sum(1 for node in program.graph.nodes if node.op == "call_function")
     reporter.line(f"{len(partitions)} partition{'s' if len(partitions) != 1 else ''} for OpenVINO: "
                   f"{delegated} of {operators} operators")
+
+
+def _warn_about_unused_weight_options(compression: str, given: dict) -> None:
+    """Warns when `weight_group_size` or `weight_ratio` was given but does nothing: they shape NNCF's int4
+    compression only (int8 is one scale per row; without weight_compression nothing is compressed). Their
+    defaults, and a group size of -1 (per row, what export_llm gives), are never reported."""
+    inert = {"weight_group_size": (128, -1), "weight_ratio": (1.0,)}
+    unused = [name for name, value in given.items() if value not in inert[name] and compression != "int4"]
+    if unused:
+        now = f"weight_compression='{compression}'" if compression else "no weight_compression"
+        warnings.warn(f"{' and '.join(unused)} given with {now}: they apply to weight_compression='int4' only, so "
+                      "they change nothing here; give weight_compression='int4' or leave them out", stacklevel=3)
