@@ -15,6 +15,7 @@ from pathlib import Path
 
 import torch
 
+from .. import progress
 from ..processed_blob import INDEX_CHECK_PREFIX, LOWERED_WITH_KEY, SIZES_CHECK_MARK, STATE_CHECK_MARK, OpenVINOIr
 from . import cached_attention, model_state
 from .ops import TORCH_TO_OPENVINO
@@ -264,6 +265,7 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
         model = ov.convert_model(program)
     except Exception as exc:  # OpenVINO raises several exception types
         raise ConversionError(f"OpenVINO's PyTorch frontend could not convert the partition: {exc}") from exc
+    progress.stage(f"OpenVINO's model: {len(model.get_ordered_ops())} nodes")
     # (after the checks: the positions' state, then its check, when cached is not None)
     trailing = len(checks) + (cached is not None)
     if len(model.outputs) == max(positions, default=-1) + 1 + trailing:
@@ -327,6 +329,7 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
         model = compress(model)
     model.set_rt_info(ov.get_version(), LOWERED_WITH_KEY)
 
+    progress.stage("writing the partition's IR")
     with tempfile.TemporaryDirectory(prefix="exov-ir-") as tmp:
         xml_path = Path(tmp) / "partition.xml"
         ov.save_model(model, xml_path, compress_to_fp16=False)

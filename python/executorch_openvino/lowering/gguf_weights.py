@@ -296,6 +296,8 @@ def use_gguf_blocks(model, blocks: GgufBlocks) -> Replacement:
             for user in users:
                 user.replace_source_output(decompressed)
         used[blocks.kind(found[0])] = used.get(blocks.kind(found[0]), 0) + 1
+    progress.stage(f"{sum(used.values())} matrices found in the file; one compressed matmul per input "
+                   f"({len(by_input)}) for its Q4_1 ones")
     minimum_matmuls = [_split_matmuls([matmul for matmul, _ in group], blocks, [tensor for _, tensor in group])
                        for group in by_input.values()]
     return Replacement(used=used, unmatched=unmatched, file_types=blocks.types, path=str(blocks.path),

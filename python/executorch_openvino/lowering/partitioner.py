@@ -175,6 +175,8 @@ class OpenVINOPartitioner(Partitioner):
             return program
 
     def partition(self, exported_program: torch.export.ExportedProgram) -> PartitionResult:
+        operators = sum(1 for node in exported_program.graph.nodes if node.op == "call_function")
+        progress.stage(f"checking {operators} operators for OpenVINO (ExecuTorch's decompositions done)")
         with quiet_dependencies():
             support = self._support(exported_program)
             # One transform_for_pre_decomposition per method before its partition(): count, not a flag, so that
