@@ -74,9 +74,13 @@ Error open_openvino(const std::string& device) {
   }
   // Asking the device itself loads its plugin only: listing every device loaded OpenVINO's GPU and NPU plugins
   // too (18 MiB of resident memory on a CPU-only machine, OpenVINO 2026.4.1). The list is for the error message.
-  // Composite devices (AUTO:..., HETERO:...) are resolved by OpenVINO itself.
+  // Composite devices (AUTO:..., HETERO:...) are resolved by OpenVINO itself. A device id ("CPU.0") and the
+  // meta plugins that need a list ("HETERO", "BATCH") are checked against the device list: their plugins
+  // answer the property but cannot compile (OpenVINO 2026.4.1's CPU plugin takes no device id).
   bool composite = device.find(':') != std::string::npos || device == "AUTO" || device == "MULTI";
-  if (composite || !library.device_property(device, "FULL_DEVICE_NAME", &error).empty()) return Error::Ok;
+  if (composite) return Error::Ok;
+  bool plain = device.find('.') == std::string::npos && device != "HETERO" && device != "BATCH";
+  if (plain && !library.device_property(device, "FULL_DEVICE_NAME", &error).empty()) return Error::Ok;
   error.clear();
   std::vector<std::string> devices = library.available_devices(&error);
   if (!error.empty()) {

@@ -93,7 +93,7 @@ def lower(module, example_inputs: tuple | None = None, *, device: str = "CPU",
             dynamic = dynamic_shapes is not None
         _warn_about_unbounded_sizes(exported)
         program = lower_exported(exported, partitioner, plan_outputs=not dynamic, constant_methods=constant_methods)
-        progress_lines.stage(f"lowered: a {progress_lines.size_text(len(program.buffer))} program")
+        progress_lines.stage("lowered")  # (no size: program.buffer would serialize the program and keep the bytes)
         if verbose:
             print(delegation_summary(program).report(), file=sys.stderr)
         return program

@@ -29,7 +29,10 @@ class Reporter:
 
     def line(self, text: str) -> None:
         if self.shown:
-            print(f"exov [{time.perf_counter() - self.started:6.1f} s] {text}", file=self.stream, flush=True)
+            try:
+                print(f"exov [{time.perf_counter() - self.started:6.1f} s] {text}", file=self.stream, flush=True)
+            except (ValueError, OSError):  # the stream was closed meanwhile: progress is not worth an error
+                self.shown = False
 
 
 @contextlib.contextmanager
@@ -42,12 +45,19 @@ def reporting(progress: bool | None) -> Iterator[Reporter]:
         yield outer
         return
     stream = sys.stderr
-    shown = progress if progress is not None else bool(getattr(stream, "isatty", lambda: False)())
+    shown = stream is not None and (progress if progress is not None else _is_terminal(stream))
     token = _current.set(Reporter(shown, stream))
     try:
         yield _current.get()
     finally:
         _current.reset(token)
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):  # no isatty, or a closed stream
+        return False
 
 
 def stage(text: str) -> None:
@@ -59,11 +69,6 @@ def stage(text: str) -> None:
 
 def current() -> Reporter | None:
     return _current.get()
-
-
-def size_text(size: int) -> str:
-    """`size` bytes as MiB, or KiB below a tenth of a MiB."""
-    return f"{size / 2**20:.1f} MiB" if size >= 2**20 / 10 else f"{size / 1024:.1f} KiB"
 
 
 def bar(items: Iterable, total: int, description: str) -> Iterable:

@@ -203,5 +203,5 @@ def _export_llm(model, max_context_len, weights, group_size, ratio, tokenizer, s
                                       input_ranges={"cache_position": (0, max_context_len - 1)})
     # Outputs planned (one row of logits); token ids and positions are read where the caller holds them.
     program = lower_exported(exported, partitioner, constant_methods=metadata)
-    progress_lines.stage(f"lowered: a {progress_lines.size_text(len(program.buffer))} program")
+    progress_lines.stage("lowered")  # (no size: program.buffer would serialize the program and keep the bytes)
     return LlmProgram(program=program, tokenizer=tokenizer, metadata=metadata, weights=weights)

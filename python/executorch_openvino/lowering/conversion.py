@@ -195,8 +195,7 @@ def shared_size_checks(model, inputs: list, skipped: set) -> list[tuple]:
             sizes = [opset13.gather(opset13.shape_of(model.input(k), "i64"), opset13.constant([axis], ov.Type.i64),
                                     opset13.constant(0, ov.Type.i64)) for k, axis in ((j, e), (i, d))]
             flags.append(opset13.squeeze(opset13.not_equal(*sizes), opset13.constant([0], ov.Type.i64)))
-            checks.append((j, e, i, d,
-                           f"input {j} dimension {e} and input {i} dimension {d} differ, but the program was "
+            checks.append((j, e, i, d, "dimension {} and input {} dimension {} differ, but the program was "
                            "exported with them as one dynamic size; pass inputs whose sizes agree"))
     for flag in flags:
         model.add_results([opset13.result(flag)])
@@ -212,8 +211,10 @@ def _name_size_checks(model, checks: list, mark: str, state_inputs: set) -> None
 
     first = len(model.outputs) - len(checks)
     for k, (a, a_dim, b, b_dim, message) in enumerate(checks):
+        # Numbered as the runtime numbers the compiled model's inputs in its other messages.
+        text = f"input {now(a)} " + message.format(a_dim, now(b), b_dim)
         where = f"{now(a)},{a_dim},{now(b)},{b_dim}:"
-        model.output(first + k).get_tensor().set_names({INDEX_CHECK_PREFIX + mark + SIZES_CHECK_MARK + where + message})
+        model.output(first + k).get_tensor().set_names({INDEX_CHECK_PREFIX + mark + SIZES_CHECK_MARK + where + text})
 
 
 def _fix_int_parameters(model, inputs: list) -> None:
