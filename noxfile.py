@@ -24,8 +24,9 @@ OPENVINO = list(pins.OPENVINO_RELEASES)
 OTHER_PYTHONS = sorted({*pins.WHEEL_PYTHONS, *pins.INSTALL_PYTHONS} - {PYTHON})
 # What CI runs (.ci/run, README.md), within 25 minutes on an idle 2-core machine; what is slow and rarely
 # broken runs by hand before a release (docs/development.md, "The test command").
-CI = ["lint", "tooling", "tests", "windows_loader", "windows_repair", "sanitizers", f"aarch64_wheel-{PYTHON}",
-      "sdist", "wheel-3.12"]
+# The Windows loader with the newest release only: its search does not depend on the release (both by hand).
+CI = ["lint", "tooling", "tests", f"windows_loader({pins.OPENVINO_NEWEST})", "windows_repair", "sanitizers",
+      f"aarch64_wheel-{PYTHON}", "sdist", "wheel-3.12"]
 
 
 @nox.session(python=False)
@@ -137,7 +138,8 @@ def program_fuzz(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def sanitizers(session: nox.Session) -> None:
-    """The delegate, pybindings and runner built with ASan and UBSan; the tests marked native or runner under them."""
+    """The delegate, pybindings and runner built with ASan and UBSan; the tests marked native under them (`-- -m
+    "runner and not slow"`: the runner's)."""
     sanitized.session_steps(session)
 
 

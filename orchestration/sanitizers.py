@@ -78,7 +78,8 @@ def reports(session: nox.Session, folder: Path) -> list[Path]:
 def session_steps(session: nox.Session) -> None:
     """Builds the wheel with ASan and UBSan (build/sanitizers/, never released; CMake's EXOV_SANITIZE), shows
     with a control that a heap overflow inside the delegate library and a signed overflow are each reported
-    and stop the process, then runs the tests marked `native` or `runner` (test_runs.SANITIZED) under them. Fails on a
+    and stop the process, then runs the tests marked `native` (test_runs.SANITIZED; posargs may pick others, e.g.
+    `-- -m runner`) under them. Fails on a
     failed test or on any report in build/sanitizers/reports/.
     """
     out = ROOT / "build" / "sanitizers"
