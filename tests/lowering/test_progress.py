@@ -11,12 +11,14 @@ import sys
 import textwrap
 
 import pytest
+import torch
 
 from executorch_openvino import progress
 
 pytestmark = [pytest.mark.own_runtime]
 
 LOWER = """
+    import sys
     import torch
     import executorch_openvino as exov
 
@@ -24,19 +26,17 @@ LOWER = """
         def forward(self, x):
             return torch.relu(x) * 2 + torch.argmax(x, 1, keepdim=True)
 
-    exov.lower(Model(), (torch.randn(2, 3),){arguments})
+    exov.lower(Model(), (torch.randn(2, 3),))
+    print("--- progress=False ---", file=sys.stderr, flush=True)
+    exov.lower(Model(), (torch.randn(2, 3),), progress=False)
 """
 
 
-def _stderr_of_lowering(arguments: str, terminal: bool) -> str:
-    """The stderr of a fresh interpreter lowering a small model, read through a pseudo-terminal or a pipe."""
-    code = textwrap.dedent(LOWER.format(arguments=arguments))
-    if not terminal:
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr[-3000:]
-        return done.stderr
+def _stderr_on_a_terminal() -> str:
+    """The stderr of a fresh interpreter lowering a small model twice (by default, then with progress=False),
+    read through a pseudo-terminal."""
     main, child = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=child)
+    process = subprocess.Popen([sys.executable, "-c", textwrap.dedent(LOWER)], stdout=subprocess.DEVNULL, stderr=child)
     os.close(child)
     chunks = []
     while True:
@@ -56,24 +56,32 @@ def _stage_lines(text: str) -> list[str]:
     return [line.split("] ", 1)[1] for line in text.replace("\r", "").splitlines() if line.startswith("exov [")]
 
 
-def test_a_terminal_sees_each_stage_by_default():
-    lines = _stage_lines(_stderr_of_lowering("", terminal=True))
+def test_a_terminal_sees_each_stage_by_default_and_none_with_progress_false():
+    default, quiet = _stderr_on_a_terminal().split("--- progress=False ---")
+    lines = _stage_lines(default)
     assert lines[:2] == ["exporting Model with torch.export",
                          "ExecuTorch's edge lowering: decompositions and the partitioner's support checks"], lines
     assert "1 partition for OpenVINO: 5 of 6 operators" in lines, lines
     assert "partition 1 of 1: converting 5 operators to OpenVINO" in lines, lines
-    assert lines[-2:-1] == ["writing the ExecuTorch program (memory planning, serialization)"], lines
-    assert lines[-1] == "lowered", lines
+    assert lines[-2:] == ["writing the ExecuTorch program (memory planning, serialization)", "lowered"], lines
+    assert _stage_lines(quiet) == []
 
 
-def test_progress_false_is_silent_on_a_terminal():
-    assert _stage_lines(_stderr_of_lowering(", progress=False", terminal=True)) == []
+class _Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x) * 2
 
 
-def test_a_pipe_gets_no_stage_lines_unless_asked():
-    assert _stage_lines(_stderr_of_lowering("", terminal=False)) == []
-    assert "partition 1 of 1: converting 5 operators to OpenVINO" in _stage_lines(
-        _stderr_of_lowering(", progress=True", terminal=False))
+def test_a_pipe_gets_no_stage_lines_unless_asked(monkeypatch):
+    import executorch_openvino as exov
+
+    for progress_argument, expected in ((None, False), (True, True)):
+        stream = io.StringIO()  # not a terminal, as a pipe
+        monkeypatch.setattr(sys, "stderr", stream)
+        exov.lower(_Model(), (torch.randn(2, 3),), progress=progress_argument)
+        monkeypatch.undo()
+        found = "partition 1 of 1: converting 3 operators to OpenVINO" in _stage_lines(stream.getvalue())
+        assert found == expected, stream.getvalue()[-2000:]
 
 
 def test_a_nested_call_adds_to_the_outer_lines_and_keeps_its_choice(monkeypatch):

@@ -150,10 +150,10 @@ def _grow_cached_attention(program, buffers: list, inputs: list, outputs: list):
 
 
 def size_range(program, size):
-    """An input's size as an OpenVINO ``Dimension``: fixed, or bounded by its symbol's exported range (an
-    expression of several symbols gets no bounds). A lower bound of 2 or less is not kept: a partition's range
-    says 2 where the export said 0 or 1 (torch 2.13's specialization of sizes 0 and 1, through ExecuTorch
-    1.5.1's partitioning), and those sizes ran before."""
+    """An input's size as an OpenVINO ``Dimension``: fixed, or up to its symbol's exported upper bound (an
+    expression of several symbols gets no bound). Lower bounds are not kept: a partition's range says 2 where
+    the export said 0 or 1 (torch 2.13's specialization of sizes 0 and 1, through ExecuTorch 1.5.1's
+    partitioning), and 3 for ``m + 1`` whose ``m`` was raised from 1 to 2, which takes 2 (a test's case)."""
     import openvino as ov
 
     from ..input_spec import finite_bound
@@ -161,10 +161,8 @@ def size_range(program, size):
     if isinstance(size, int):
         return ov.Dimension(size)
     bounds = program.range_constraints.get(size.node.expr)
-    if bounds is None:
-        return ov.Dimension()
-    lower, upper = finite_bound(bounds.lower), finite_bound(bounds.upper)
-    return ov.Dimension(lower if lower is not None and lower > 2 else 0, -1 if upper is None else upper)
+    upper = finite_bound(bounds.upper) if bounds is not None else None
+    return ov.Dimension(0, -1 if upper is None else upper)
 
 
 def shared_size_checks(model, inputs: list, skipped: set) -> list[tuple]:
@@ -289,8 +287,8 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
     # Every size that is not symbolic is fixed, in dynamic inputs too: the
     # runtime then refuses a wrong one (ExecuTorch checks a dynamic input only
     # against its element count, and OpenVINO would read (2, 4) as (2, 3)).
-    # A symbolic size gets its exported range (Dim("seq", min=2, max=128) -> 2..128), which the runtime names
-    # and enforces: the program was traced for those sizes only.
+    # A symbolic size gets its exported upper bound (Dim("seq", max=128) -> 0..128), which the runtime names and
+    # enforces: ExecuTorch checks a dynamic input only against its element count.
     known_shapes = {}
     for i, value in enumerate(inputs):
         if isinstance(value, torch.Tensor):

@@ -105,9 +105,10 @@ def test_splits_keep_dynamic_batch(fn):
 
 
 @pytest.mark.parametrize("numerics", NUMERICS)
-@pytest.mark.parametrize("batch_first, layers, bidirectional", [(True, 1, False), (False, 1, False),
-                                                                 (True, 2, True)],
-                         ids=["batch-first", "sequence-first", "2-layers-bidirectional"])
+# The 2-layer bidirectional GRU (30 s per numerics in CI) runs by hand (slow_tests): CI's 25-minute budget.
+@pytest.mark.parametrize("batch_first, layers, bidirectional", [
+    (True, 1, False), (False, 1, False), pytest.param(True, 2, True, marks=pytest.mark.slow)],
+    ids=["batch-first", "sequence-first", "2-layers-bidirectional"])
 def test_gru_with_dynamic_batch(batch_first, layers, bidirectional, numerics):
     torch.manual_seed(0)
     module = torch.nn.GRU(8, 16, num_layers=layers, bidirectional=bidirectional, batch_first=batch_first).eval()
