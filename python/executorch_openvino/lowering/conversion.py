@@ -165,22 +165,25 @@ def size_range(program, size):
     return ov.Dimension(0, -1 if upper is None else upper)
 
 
-def shared_size_checks(model, inputs: list, skipped: set) -> list[tuple]:
+def shared_size_checks(model, inputs: list, growing: set, state_inputs: set) -> list[str]:
     """Appends to `model` (its inputs in `inputs`' order) one check output per pair of input sizes exported as
-    one symbol (``x: (n, 4)``, ``y: (n, 2)``): true when the sizes differ. Returns ``(input, dimension, input,
-    dimension, message)`` per check (positions in `inputs`), for :func:`_name_size_checks`.
+    one symbol (``x: (n, 4)``, ``y: (n, 2)``): true when the sizes differ. Returns, per check, what follows the
+    check prefix and mark in its name (:func:`_name_size_checks`): ``sizes:A,a,B,b:`` and the message, with the
+    inputs numbered as the compiled model will have them (the `state_inputs` become state, so they are gone).
 
     The runtime's shape check looks at each input alone: without these, ``x`` (5, 4) with ``y`` (3, 2) failed
     inside OpenVINO unexplained, and a size of 1 would broadcast. The checks go last: the runtime reads
-    trailing check outputs. `skipped`: inputs left out (a KV cache whose length grows, buffers that become
-    state)."""
+    trailing check outputs. Left out: `growing` inputs (a KV cache whose length grows) and `state_inputs`."""
     import openvino as ov
     from openvino import opset13
 
+    def now(position):
+        return position - sum(s < position for s in state_inputs)
+
     first_seen: dict = {}
-    checks, flags = [], []
+    checks = []
     for i, value in enumerate(inputs):
-        if not isinstance(value, torch.Tensor) or i in skipped:
+        if not isinstance(value, torch.Tensor) or i in growing or i in state_inputs:
             continue
         for d, size in enumerate(value.shape):
             if isinstance(size, int):
@@ -192,27 +195,19 @@ def shared_size_checks(model, inputs: list, skipped: set) -> list[tuple]:
             j, e = first_seen[key]
             sizes = [opset13.gather(opset13.shape_of(model.input(k), "i64"), opset13.constant([axis], ov.Type.i64),
                                     opset13.constant(0, ov.Type.i64)) for k, axis in ((j, e), (i, d))]
-            flags.append(opset13.squeeze(opset13.not_equal(*sizes), opset13.constant([0], ov.Type.i64)))
-            checks.append((j, e, i, d, "dimension {} and input {} dimension {} differ, but the program was "
-                           "exported with them as one dynamic size; pass inputs whose sizes agree"))
-    for flag in flags:
-        model.add_results([opset13.result(flag)])
+            model.add_results([opset13.result(opset13.squeeze(opset13.not_equal(*sizes),
+                                                              opset13.constant([0], ov.Type.i64)))])
+            checks.append(f"{SIZES_CHECK_MARK}{now(j)},{e},{now(i)},{d}:input {now(j)} dimension {e} and input "
+                          f"{now(i)} dimension {d} differ, but the program was exported with them as one dynamic "
+                          "size; pass inputs whose sizes agree")
     return checks
 
 
-def _name_size_checks(model, checks: list, mark: str, state_inputs: set) -> None:
-    """Names the last outputs of `model`, :func:`shared_size_checks`' flags, for the runtime: the check prefix,
-    `mark`, then ``sizes:A,a,B,b:`` with the inputs' indices in `model` now (the inputs in `state_inputs`, made
-    state, are gone), then the message."""
-    def now(position):
-        return position - sum(s < position for s in state_inputs)
-
+def _name_size_checks(model, checks: list, mark: str) -> None:
+    """Names the last outputs of `model`, :func:`shared_size_checks`' flags, for the runtime."""
     first = len(model.outputs) - len(checks)
-    for k, (a, a_dim, b, b_dim, message) in enumerate(checks):
-        # Numbered as the runtime numbers the compiled model's inputs in its other messages.
-        text = f"input {now(a)} " + message.format(a_dim, now(b), b_dim)
-        where = f"{now(a)},{a_dim},{now(b)},{b_dim}:"
-        model.output(first + k).get_tensor().set_names({INDEX_CHECK_PREFIX + mark + SIZES_CHECK_MARK + where + text})
+    for k, check in enumerate(checks):
+        model.output(first + k).get_tensor().set_names({INDEX_CHECK_PREFIX + mark + check})
 
 
 def _fix_int_parameters(model, inputs: list) -> None:
@@ -300,7 +295,7 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
         model.reshape(known_shapes)
     # (inputs that become state are left out: the runtime never sees them)
     state_inputs = {b.input_position for b in buffers if b.input_position is not None}
-    size_checks = shared_size_checks(model, inputs, set(growing) | state_inputs)
+    size_checks = shared_size_checks(model, inputs, set(growing), state_inputs)
 
     _fix_int_parameters(model, inputs)
     ppp = ov.preprocess.PrePostProcessor(model)
@@ -323,7 +318,7 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
     # Named by the runtime when another OpenVINO cannot read this IR (what
     # OpenVINO records itself differs: "OpenVINO Runtime" in 2026.4.1, only
     # from its converter in 2025.4.1).
-    _name_size_checks(model, size_checks, mark, state_inputs)
+    _name_size_checks(model, size_checks, mark)
     if compress is not None:
         model = compress(model)
     model.set_rt_info(ov.get_version(), LOWERED_WITH_KEY)

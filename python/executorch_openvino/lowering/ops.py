@@ -19,6 +19,11 @@ def add_call(graph: torch.fx.Graph, target, *args, **kwargs) -> torch.fx.Node:
     return created
 
 
+def count_operators(graph: torch.fx.Graph) -> int:
+    """The operator calls in `graph` (what the stage lines count)."""
+    return sum(1 for node in graph.nodes if node.op == "call_function")
+
+
 def op_name(target) -> str:
     """``aten.add.Tensor`` style name of an edge or aten op target (``getitem`` for operator.getitem)."""
     if not isinstance(target, torch._ops.OpOverload):

@@ -25,7 +25,7 @@ from .operator_support import (OpenVINOOperatorSupport, flushed_constant_names,
                                refuse_quantization_left_for_executorch)
 from .passes import run_before_decomposition
 from .passes.integer_remainders import refuse_remainders_left_for_executorch
-from .ops import op_name
+from .ops import count_operators, op_name
 from .preprocess import BACKEND_ID
 
 # Where the partitioner writes (operator, why) of a node that stays on ExecuTorch (node.meta): delegation_summary
@@ -175,8 +175,10 @@ class OpenVINOPartitioner(Partitioner):
             return program
 
     def partition(self, exported_program: torch.export.ExportedProgram) -> PartitionResult:
-        operators = sum(1 for node in exported_program.graph.nodes if node.op == "call_function")
-        progress.stage(f"checking {operators} operators for OpenVINO (ExecuTorch's decompositions done)")
+        reporter = progress.current()
+        if reporter is not None:
+            reporter.line(f"checking {count_operators(exported_program.graph)} operators for OpenVINO "
+                          "(ExecuTorch's decompositions done)")
         with quiet_dependencies():
             support = self._support(exported_program)
             # One transform_for_pre_decomposition per method before its partition(): count, not a flag, so that
@@ -333,9 +335,8 @@ def _report_partitions(program, partitions) -> None:
         return
     reporter.partitions, reporter.converted = len(partitions), 0
     delegated = sum(len(p.nodes) for p in partitions)
-    operators = sum(1 for node in program.graph.nodes if node.op == "call_function")
     reporter.line(f"{len(partitions)} partition{'s' if len(partitions) != 1 else ''} for OpenVINO: "
-                  f"{delegated} of {operators} operators")
+                  f"{delegated} of {count_operators(program.graph)} operators")
 
 
 def _warn_about_unused_weight_options(compression: str, given: dict) -> None:

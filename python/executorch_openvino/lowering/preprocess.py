@@ -16,6 +16,7 @@ from .. import processed_blob, progress
 from ..compile_specs import resolve_options
 from ..quiet import quiet_dependencies
 from .conversion import convert_partition, require_openvino_package
+from .ops import count_operators
 from .gguf_weights import BLOCK as GGUF_BLOCK
 from .weight_compression import compress_weights
 
@@ -45,9 +46,8 @@ class ExecutorchOpenvinoBackend(BackendDetails):
             reporter = progress.current()
             if reporter is not None:
                 reporter.converted += 1
-                operators = sum(1 for node in edge_program.graph.nodes if node.op == "call_function")
                 reporter.line(f"partition {reporter.converted} of {reporter.partitions or '?'}: converting "
-                              f"{operators} operators to OpenVINO")
+                              f"{count_operators(edge_program.graph)} operators to OpenVINO")
             ir = convert_partition(edge_program, propagate_nans=options.numerics == "exact", compress=compress,
                                    input_ranges=options.input_ranges)
             return PreprocessResult(processed_bytes=processed_blob.pack(ir))
