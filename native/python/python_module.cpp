@@ -55,8 +55,9 @@ nb::dict report_as_dict(const executorch_openvino::CompileReport& r) {
   return d;
 }
 
-// {method: [(backend id, registered)]} of the program `loader` reads; nothing is loaded but its metadata.
-nb::dict backends_by_method(executorch::runtime::DataLoader* loader) {
+// {method name: describe(its MethodMeta)} of the program `loader` reads; nothing is loaded but its metadata.
+template <typename Describe>
+nb::dict describe_methods(executorch::runtime::DataLoader* loader, Describe describe) {
   // InternalConsistency, as executorch.runtime loads: a damaged flatbuffer is refused, not read out of bounds.
   auto program =
       executorch::runtime::Program::load(loader, executorch::runtime::Program::Verification::InternalConsistency);
@@ -70,12 +71,67 @@ nb::dict backends_by_method(executorch::runtime::DataLoader* loader) {
     if (!name.ok()) continue;
     auto meta = program->method_meta(name.get());
     if (!meta.ok()) continue;
-    nb::list uses;
-    for (const auto& use : executorch_openvino::method_backends(meta.get()))
-      uses.append(nb::make_tuple(use.id, use.registered));
-    methods[name.get()] = uses;
+    methods[name.get()] = describe(meta.get());
   }
   return methods;
+}
+
+// [(backend id, registered in this process)] of a method.
+nb::list backends_of(const executorch::runtime::MethodMeta& meta) {
+  nb::list uses;
+  for (const auto& use : executorch_openvino::method_backends(meta)) uses.append(nb::make_tuple(use.id, use.registered));
+  return uses;
+}
+
+// One input or output: {"tag": ExecuTorch Tag code (-1 when unreadable)} and, for a tensor, "dtype"
+// (ScalarType code), "sizes" (a dynamic dimension's upper bound), "dim_order", "nbytes" and "memory_planned".
+nb::dict value_description(const executorch::runtime::Result<executorch::runtime::Tag>& tag,
+                           const executorch::runtime::TensorInfo* info) {
+  nb::dict d;
+  d["tag"] = tag.ok() ? static_cast<int>(tag.get()) : -1;
+  if (info != nullptr) {
+    d["dtype"] = static_cast<int>(info->scalar_type());
+    d["sizes"] = std::vector<int32_t>(info->sizes().begin(), info->sizes().end());
+    d["dim_order"] = std::vector<int>(info->dim_order().begin(), info->dim_order().end());
+    d["nbytes"] = info->nbytes();
+    d["memory_planned"] = info->is_memory_planned();
+  }
+  return d;
+}
+
+// {"inputs": [...], "outputs": [...], "backends": [...]} of a method (value_description's entries).
+nb::dict signature_of(const executorch::runtime::MethodMeta& meta) {
+  using executorch::runtime::Tag;
+  nb::list inputs, outputs;
+  for (size_t i = 0; i < meta.num_inputs(); ++i) {
+    auto tag = meta.input_tag(i);
+    auto info = meta.input_tensor_meta(i);  // an error for a value that is not a tensor
+    inputs.append(value_description(tag, tag.ok() && tag.get() == Tag::Tensor && info.ok() ? &info.get() : nullptr));
+  }
+  for (size_t i = 0; i < meta.num_outputs(); ++i) {
+    auto tag = meta.output_tag(i);
+    auto info = meta.output_tensor_meta(i);
+    outputs.append(value_description(tag, tag.ok() && tag.get() == Tag::Tensor && info.ok() ? &info.get() : nullptr));
+  }
+  nb::dict d;
+  d["inputs"] = inputs;
+  d["outputs"] = outputs;
+  d["backends"] = backends_of(meta);
+  return d;
+}
+
+// A loader for a .pte given as bytes (read in place: `program` must outlive it) or a path, then `read(loader)`.
+template <typename Read>
+nb::dict read_program(nb::handle program, Read read) {
+  if (nb::isinstance<nb::bytes>(program)) {
+    nb::bytes data = nb::borrow<nb::bytes>(program);
+    executorch::extension::BufferDataLoader loader(data.c_str(), data.size());
+    return read(&loader);
+  }
+  std::string path = nb::cast<std::string>(nb::str(program));
+  auto loader = executorch::extension::FileDataLoader::from(path.c_str());
+  if (!loader.ok()) throw std::invalid_argument("cannot read '" + path + "'");
+  return read(&loader.get());
 }
 
 [[noreturn]] void raise_reported(const std::string& error) {
@@ -105,21 +161,21 @@ NB_MODULE(_native, m) {
 
   m.def(
       "program_backends",
-      [](nb::bytes program) {
-        executorch::extension::BufferDataLoader loader(program.c_str(), program.size());
-        return backends_by_method(&loader);
+      [](nb::handle program) {
+        return read_program(program, [](auto* loader) { return describe_methods(loader, backends_of); });
       },
-      nb::arg("program"));
-  m.def(
-      "program_backends",
-      [](const std::string& path) {
-        auto loader = executorch::extension::FileDataLoader::from(path.c_str());
-        if (!loader.ok()) throw std::invalid_argument("cannot read '" + path + "'");
-        return backends_by_method(&loader.get());
-      },
-      nb::arg("path"),
+      nb::arg("program"),
       "{method: [(backend id, registered in this process)]} of a .pte (bytes or a path), read from its "
       "metadata without loading a method. ValueError when it is not a program.");
+  m.def(
+      "program_signatures",
+      [](nb::handle program) {
+        return read_program(program, [](auto* loader) { return describe_methods(loader, signature_of); });
+      },
+      nb::arg("program"),
+      "{method: {'inputs', 'outputs', 'backends'}} of a .pte (bytes or a path), read from its metadata without "
+      "loading a method: each input and output {'tag', and for a tensor 'dtype', 'sizes', 'dim_order', "
+      "'nbytes', 'memory_planned'} (ExecuTorch's Tag and ScalarType codes). ValueError when it is not a program.");
   m.def(
       "unregistered_backends_message",
       [](const std::string& method, const std::vector<std::pair<std::string, bool>>& backends) {

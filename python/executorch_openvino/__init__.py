@@ -225,6 +225,10 @@ def _lazy_attribute(name):
         from . import llm
 
         return getattr(llm, name)
+    if name in ("load_method", "OpenVINOMethod"):  # running a .pte imports neither the lowering nor executorch.exir
+        from .runtime import loaded_method
+
+        return getattr(loaded_method, name)
     if name in _API_NAMES:
         from . import api
 

@@ -4,7 +4,7 @@
     import executorch_openvino as exov
     program = exov.lower(model, (x,))            # ExecutorchProgramManager
     program.buffer                                # the .pte bytes
-    method = exov.load_method(program.buffer)     # OpenVINOMethod around executorch.runtime's Method
+    method = exov.load_method(program.buffer)     # an OpenVINOMethod: the program loaded, ready to run
     outputs = method.execute([x])                 # from any number of threads
 """
 

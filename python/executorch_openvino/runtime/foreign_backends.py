@@ -27,24 +27,36 @@ EXECUTORCH_OWN_OPENVINO_BACKEND = "OpenvinoBackend"
 EXECUTORCH_OWN_OPENVINO_RANGE = ((2025, 1), (2026, 0))
 
 
-def check_method_backends(program: bytes | str, method: str) -> bool:
+def check_method_backends(program: bytes | str, method: str, signatures: dict | None = None) -> bool:
     """Raises ``RuntimeError`` when `method` of `program` (the ``.pte``'s bytes or path) uses a backend no
     library in this process registered (the message names it and how to lower the model for this package).
     Returns True when the program must be loaded from memory, not from its path: it uses executorch's own
     ``OpenvinoBackend`` with an OpenVINO outside :data:`EXECUTORCH_OWN_OPENVINO_RANGE`, which crashed on a
     program loaded from a file. Raises ``RuntimeError`` for bytes that are not a program ExecuTorch can read
-    (not a ``.pte``, truncated, damaged); a method the program lacks is left to ExecuTorch's own error."""
-    try:
-        backends = _native.program_backends(program).get(method)
-    except ValueError as error:
-        where = f"'{program}'" if isinstance(program, str) else "the program given"
-        raise RuntimeError(f"{where} is {error}: not a .pte, or one truncated or damaged (copy it again, or lower "
-                           "again)") from None
+    (not a ``.pte``, truncated, damaged); a method the program lacks is left to ExecuTorch's own error.
+    ``signatures``: ``_native.program_signatures(program)`` when the caller read them already.
+
+    A method of executorch's own OpenVINO delegate gets ``executorch.runtime`` imported first: that import
+    sets ``OPENVINO_LIB_PATH`` to the pip ``openvino`` package's library, which that delegate loads."""
+    if signatures is not None:
+        backends = signatures[method]["backends"] if method in signatures else None
+    else:
+        try:
+            backends = _native.program_backends(program).get(method)
+        except ValueError as error:
+            where = f"'{program}'" if isinstance(program, str) else "the program given"
+            raise RuntimeError(f"{where} is {error}: not a .pte, or one truncated or damaged (copy it again, or "
+                               "lower again)") from None
     if not backends:
         return False
     message = _native.unregistered_backends_message(method, backends)
     if message:
         raise RuntimeError(message)
+    if any(b == EXECUTORCH_OWN_OPENVINO_BACKEND for b, _ in backends):
+        from ..quiet import quiet_dependencies
+
+        with quiet_dependencies():  # executorch.runtime's first import imports torchao
+            import executorch.runtime  # noqa: F401
     return (isinstance(program, str) and any(b == EXECUTORCH_OWN_OPENVINO_BACKEND for b, _ in backends)
             and bool(own_openvino_backend_problem()))
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import torch
 
 from .. import _native  # the extension module
-from ..quiet import quiet_dependencies
 from .foreign_backends import check_method_backends, explain_failed_load
+from .method_metadata import MethodMetadata
 from .method_inputs import SCALAR_TYPES, as_method_inputs, explain_fixed_number, explain_refused_inputs
 from .native_log import executorch_log, write_held_lines
 
@@ -54,15 +54,16 @@ class OpenVINOMethod:
     inferences among them) the thread lets the Python interpreter go, so copies
     run at once. The method runs without executorch's pybindings
     (``native/python/python_method.h``: their Python glue took most of a small
-    program's call); ``metadata`` is ExecuTorch's ``MethodMeta``, read from the
-    program as ``executorch.runtime`` loads it (``.execute`` and ``.metadata``
-    are what ``executorch.runtime.Method`` has too).
+    program's call) and without importing ``executorch.runtime``;
+    ``metadata`` is a :class:`~.method_metadata.MethodMetadata`, read from the
+    program's metadata, whose methods are those of ExecuTorch's ``MethodMeta``
+    (``.execute`` and ``.metadata`` are what ``executorch.runtime.Method`` has too).
     """
 
     def __init__(self, method, program, *, reload=None, max_concurrent_calls: int = 1):
         self.source: str | None = None  # the .pte's path when loaded from one (load_method sets it)
         self._method = method  # the first copy: metadata and other attributes
-        self._program = program  # executorch.runtime's Program of the first copy (its metadata)
+        self._program = program  # the ProgramMetadata of the first copy
         self._reload = reload  # () -> another LoadedCopy; None: never
         self._max = max_concurrent_calls if reload is not None else 1
         self._idle = [method]
@@ -158,10 +159,44 @@ class OpenVINOMethod:
         return getattr(self._method, name)
 
 
+class ProgramMetadata:
+    """What a ``.pte`` records of its methods (``_native.program_signatures``): ``method_names``,
+    ``metadata(name)`` (a :class:`~.method_metadata.MethodMetadata`) and ``load_method(name)``, which loads
+    one of them on its own (``execute(inputs)``), as ``executorch.runtime``'s ``Program`` does."""
+
+    def __init__(self, data, signatures: dict):
+        self.data = data  # the .pte's bytes or Path
+        self.signatures = signatures  # {method: {"inputs", "outputs", "backends"}}
+
+    @property
+    def method_names(self) -> set:
+        return set(self.signatures)
+
+    def metadata(self, name: str) -> MethodMetadata:
+        return MethodMetadata(name, self.signatures[name])
+
+    def load_method(self, name: str) -> LoadedCopy:
+        if name not in self.signatures:
+            raise RuntimeError(f"the program has no method {name!r}; it has {sorted(self.signatures)}")
+        native = _native.Method(str(self.data) if isinstance(self.data, Path) else self.data, name, _torch_api(),
+                                write_held_lines)
+        return LoadedCopy(native, self, name)
+
+
+def read_program(data) -> ProgramMetadata:
+    """The methods ``data`` (a ``.pte``'s bytes or Path) records; ``RuntimeError`` when it is not a program."""
+    try:
+        return ProgramMetadata(data, _native.program_signatures(data))
+    except ValueError as error:
+        where = f"'{data}'" if isinstance(data, Path) else "the program given"
+        raise RuntimeError(f"{where} is {error}: not a .pte, or one truncated or damaged (copy it again, or lower "
+                           "again)") from None
+
+
 class LoadedCopy:
     """One loaded copy of a method: ``native``, the ``_native.Method`` that runs it (python_method.h), and
-    ``metadata``, its ExecuTorch ``MethodMeta`` (read from the ``executorch.runtime`` Program ``program``, which
-    loads no method)."""
+    ``metadata``, its :class:`~.method_metadata.MethodMetadata` (read from ``program``, a
+    :class:`ProgramMetadata`)."""
 
     __slots__ = ("native", "program", "name")
 
@@ -223,8 +258,8 @@ def _concurrency(inits: list, requested) -> tuple[int, str]:
 
 
 def _program_source(program):
-    """``(what executorch.runtime loads, a function giving it again unchanged or None)`` for ``program``."""
-    if isinstance(program, (str, Path)):
+    """``(the .pte's bytes or Path, a function giving it again unchanged or None)`` for ``program``."""
+    if isinstance(program, (str, os.PathLike)):
         path = Path(program)
         if not path.is_file():
             # executorch.runtime says only "Failed to create MmapDataLoader from file ..., error: 0x:22".
@@ -243,12 +278,13 @@ def _program_source(program):
 
         return path, again
     if isinstance(program, bytearray):
-        program = bytes(program)  # what executorch.runtime makes of it, once for every copy
+        program = bytes(program)  # once for every copy
     elif hasattr(program, "read") and not isinstance(program, bytes):
         program = program.read()
     if isinstance(program, bytes):
         return program, lambda: program
-    return program, None  # executorch.runtime refuses it
+    raise TypeError(f"the program is a {type(program).__name__}; pass a .pte's path (str or os.PathLike), its "
+                    "bytes, or a binary file object")
 
 
 def _file_identity(path: Path) -> tuple:
@@ -256,10 +292,11 @@ def _file_identity(path: Path) -> tuple:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def _load(runtime, data, method_name: str):
-    """``(method, program, inits)``: the inits are the delegate's, of this load only."""
-    with executorch_log():
-        loaded = runtime.load_program(data)  # its names and metadata; the method is loaded by _native.Method
+def _load(data, method_name: str, loaded: ProgramMetadata | None = None):
+    """``(method, program, inits)``: the inits are the delegate's, of this load only; ``loaded``: what
+    :func:`read_program` read of ``data`` (read again when ``None``)."""
+    if loaded is None:
+        loaded = read_program(data)
     if method_name not in loaded.method_names:
         raise RuntimeError(f"the program has no method {method_name!r}; it has {sorted(loaded.method_names)}")
     _native.start_init_capture()
@@ -275,7 +312,12 @@ def _load(runtime, data, method_name: str):
 
 
 def load_method(program, method_name: str = "forward", *, max_concurrent_calls: int | None = None) -> OpenVINOMethod:
-    """Loads a ``.pte`` (bytes or a path) with ``executorch.runtime`` and returns one method.
+    """Loads a ``.pte`` (bytes or a path) and returns one method, ready to run.
+
+    The program runs in ExecuTorch's runtime with every backend and kernel
+    library ``executorch.runtime`` registers (executorch's pybindings extension
+    is loaded, not its Python side, whose import takes seconds: see
+    :mod:`.method_metadata`).
 
     ``max_concurrent_calls``: how many calls of the returned
     :class:`OpenVINOMethod` may run at once from several threads, each on its
@@ -304,21 +346,18 @@ def load_method(program, method_name: str = "forward", *, max_concurrent_calls: 
     and ``ValueError`` for a ``max_concurrent_calls`` below 1, or above 1 where
     it must be 1 (the message says why).
     """
-    with quiet_dependencies():  # executorch.runtime's first import imports torchao
-        from executorch.runtime import Runtime
-
+    _load_executorch_registrations()
     if max_concurrent_calls is not None and (not isinstance(max_concurrent_calls, int)
                                              or isinstance(max_concurrent_calls, bool) or max_concurrent_calls < 1):
         raise ValueError(f"max_concurrent_calls is {max_concurrent_calls!r}; give an int of 1 or more, or None "
                          "for what OpenVINO suggests")
-    runtime = Runtime.get()
     data, again = _program_source(program)
-    if isinstance(data, bytes):
-        check_method_backends(data, method_name)
-    elif isinstance(data, Path) and check_method_backends(str(data), method_name):
+    loaded = read_program(data)
+    if check_method_backends(str(data) if isinstance(data, Path) else data, method_name, loaded.signatures):
         data, again = _program_source(data.read_bytes())  # its delegate crashed on a file-loaded program
+        loaded = read_program(data)
     try:
-        method, loaded, inits = _load(runtime, data, method_name)
+        method, loaded, inits = _load(data, method_name, loaded)
     except RuntimeError as error:
         explained = explain_failed_load(data if isinstance(data, bytes) else str(data), method_name)
         if explained:
@@ -336,10 +375,18 @@ def load_method(program, method_name: str = "forward", *, max_concurrent_calls: 
             return _from(program, OpenVINOMethod(method, loaded))
 
         def reload():
-            copy, _, _ = _load(runtime, again(), method_name)
+            copy, _, _ = _load(again(), method_name, loaded)
             again()
             return copy
     return _from(program, OpenVINOMethod(method, loaded, reload=reload, max_concurrent_calls=limit))
+
+
+def _load_executorch_registrations() -> None:
+    """Loads executorch's pybindings extension (``executorch.extension.pybindings._C``), as importing
+    ``executorch.runtime`` does, for what it registers with ExecuTorch's runtime in this process: the
+    optimized and portable kernels (operators left outside the delegates), XNNPACK and executorch's own
+    OpenVINO delegate (8 ms, against 4.3 s for ``executorch.runtime``'s import of ``executorch.exir``)."""
+    import executorch.extension.pybindings._C  # noqa: F401
 
 
 def _warn_about_precisions(inits: list) -> None:
