@@ -1,0 +1,101 @@
+"""Running a ``.pte`` needs neither ``executorch.runtime``'s Python side nor ``executorch.exir`` (issue 50: their
+import took 4.3 s of a tiny program's 4.4 s first result): ``exov.load_method`` reads the method's signature with
+the native module and loads executorch's pybindings extension only for the kernels and backends it registers."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import executorch_openvino as exov
+from executorch_openvino.api import lower_exported
+
+from exov_testing.environment import run_python_json
+from exov_testing.programs import assert_exactly_eager, assert_matches_eager
+
+pytestmark = [pytest.mark.own_runtime]
+
+
+class HalfKeptOnExecuTorch(torch.nn.Module):
+    """A Linear and GELU on OpenVINO, a cumulative sum left to ExecuTorch's kernels, and an int64 output."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8)
+
+    def forward(self, x, counts):
+        return torch.cumsum(torch.nn.functional.gelu(self.linear(x)), dim=1), counts * 3
+
+
+X = torch.randn(3, 8)
+COUNTS = torch.arange(6, dtype=torch.int64).reshape(2, 3)
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory):
+    torch.manual_seed(0)
+    module = HalfKeptOnExecuTorch().eval()
+    folder = tmp_path_factory.mktemp("fast_start")
+    exported = torch.export.export(module, (X, COUNTS), dynamic_shapes=({0: torch.export.Dim("rows", max=16)}, None))
+    lowered = lower_exported(exported, exov.OpenVINOPartitioner(op_types_to_skip={"aten.cumsum.default"}))
+    path = folder / "half.pte"
+    path.write_bytes(lowered.buffer)
+    torch.save((X, COUNTS), folder / "inputs.pt")
+    return path, folder / "inputs.pt", module(X, COUNTS)
+
+
+def test_a_fresh_process_runs_a_program_without_executorch_runtime_or_exir(program, tmp_path):
+    path, inputs, expected = program
+    result = run_python_json(f"""
+        import json, sys
+        import torch
+        import executorch_openvino as exov
+        x, counts = torch.load({str(inputs)!r})
+        method = exov.load_method({str(path)!r})
+        first = method.execute([x, counts])
+        again = method.execute([x[:2].contiguous(), counts])  # another size of the dynamic dimension
+        torch.save((first, again), "out.pt")
+        print(json.dumps({{"modules": sorted(m for m in sys.modules if m.startswith("executorch."))}}))
+    """, {}, tmp_path)
+    loaded = [m for m in result["modules"] if m.startswith(("executorch.exir", "executorch.runtime"))]
+    assert loaded == [], f"loading and running a program imported {loaded}"
+    first, again = torch.load(tmp_path / "out.pt")
+    assert_matches_eager([first[0]], [expected[0]], rtol=1e-5, atol=1e-5)
+    assert_exactly_eager([first[1]], [expected[1]])
+    assert_matches_eager([again[0]], [expected[0][:2]], rtol=1e-5, atol=1e-5)
+
+
+def test_metadata_is_what_executorch_runtime_reads(program):
+    from executorch.runtime import Runtime
+
+    path, _, _ = program
+    ours = exov.load_method(path).metadata
+    theirs = Runtime.get().load_program(path).load_method("forward").metadata
+    assert ours.name() == theirs.name() == "forward"
+    assert (ours.num_inputs(), ours.num_outputs()) == (theirs.num_inputs(), theirs.num_outputs()) == (2, 2)
+    for kind in ("input", "output"):
+        for i in range(2):
+            a, b = getattr(ours, f"{kind}_tensor_meta")(i), getattr(theirs, f"{kind}_tensor_meta")(i)
+            assert (a.sizes(), a.dtype(), a.nbytes(), a.is_memory_planned()) == \
+                (tuple(b.sizes()), int(b.dtype()), b.nbytes(), b.is_memory_planned()), (kind, i)
+    assert ours.input_tensor_meta(0).sizes() == (16, 8)  # the dynamic dimension's upper bound
+    with pytest.raises(IndexError, match="has 2 inputs; index 2"):
+        ours.input_tensor_meta(2)
+
+
+def test_a_number_input_has_no_tensor_metadata(tmp_path):
+    class Scaled(torch.nn.Module):
+        def forward(self, x, n: int):
+            return x * n
+
+    method = exov.load_method(exov.lower(Scaled(), (X, 2), progress=False).buffer)
+    assert method.metadata.input_tag(1) == "Int"
+    with pytest.raises(RuntimeError, match="input 1 of method 'forward' is not a tensor"):
+        method.metadata.input_tensor_meta(1)
+    assert "Int" in repr(method.metadata)
+
+
+@pytest.mark.parametrize("program", [12, ["x.pte"], memoryview(b"12345678")], ids=["int", "list", "memoryview"])
+def test_what_is_not_a_program_source_is_named(program):
+    with pytest.raises(TypeError, match="pass a .pte's path"):
+        exov.load_method(program)
