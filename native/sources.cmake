@@ -19,7 +19,8 @@ set(EXOV_BLOB_SOURCES processed_blob.cpp)
 set(EXOV_BACKEND_SOURCES ${EXOV_LOADER_SOURCES} ${EXOV_BLOB_SOURCES}
     backend_options.cpp compile_report.cpp compile_specs.cpp concurrent_calls.cpp error_report.cpp
     model_cache.cpp model_compilation.cpp model_weights.cpp openvino_backend.cpp openvino_tensors.cpp
-    partition_executor.cpp partition_ports.cpp program_backends.cpp resident_pages.cpp shared_compiled_models.cpp)
+    partition_executor.cpp partition_ports.cpp program_backends.cpp resident_pages.cpp shared_compiled_models.cpp
+    spinning_threads.cpp)
 list(SORT EXOV_BACKEND_SOURCES)
 foreach(list EXOV_LOADER_SOURCES EXOV_BLOB_SOURCES EXOV_BACKEND_SOURCES)
   list(TRANSFORM ${list} PREPEND "${EXOV_DELEGATE_DIR}/")

@@ -19,6 +19,7 @@
 #include "partition_executor.h"
 #include "processed_blob.h"
 #include "shared_compiled_models.h"
+#include "spinning_threads.h"
 
 #include <executorch/runtime/backend/interface.h>
 
@@ -198,6 +199,7 @@ class OpenVINODelegate final : public BackendInterface {
       report_error("execute: no compiled partition (init failed earlier)");
       return Error::DelegateInvalidHandle;
     }
+    check_spinning_openmp_threads();
     return execute_partition(*partition, args);
   }
 

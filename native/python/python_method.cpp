@@ -2,6 +2,7 @@
 
 #include "delegate_api.h"
 #include "executorch_log_capture.h"
+#include "spinning_threads.h"
 
 #include <nanobind/stl/string.h>
 
@@ -278,6 +279,7 @@ nb::object PythonMethod::execute(nb::handle inputs) {
   {
     nb::gil_scoped_release release;
     ThreadLogCapture capture;
+    OutputsCopiedWithoutOpenMP copied_here;  // below, with memcpy: no warning about torch's OpenMP threads
     clear_thread_last_error();
     set = method_->set_inputs(executorch::aten::ArrayRef<et::EValue>(values.data(), values.size()));
     if (set == et::Error::Ok) run = method_->execute();

@@ -5,6 +5,7 @@
 #include "openvino_library.h"
 #include "program_backends.h"
 #include "python_method.h"
+#include "spinning_threads.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/pair.h>
@@ -158,6 +159,10 @@ NB_MODULE(_native, m) {
       nb::arg("dir"));
 
   m.def("is_loaded", [] { return OpenVINOLibrary::instance().is_loaded(); });
+  m.def(
+      "spinning_openmp_threads_problem", [] { return std::string(executorch_openvino::spinning_openmp_threads_problem()); },
+      "The warning the delegate logs at the first execute outside exov.load_method ('' for none): torch's OpenMP "
+      "threads spin after its parallel operations and slow OpenVINO's next inference (spinning_threads.h).");
 
   m.def(
       "program_backends",

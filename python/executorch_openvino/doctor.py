@@ -104,6 +104,19 @@ def _runtime_check() -> Check:
     return Check("runtime", True, ["torch and executorch.runtime import"])
 
 
+def _openmp_check(package) -> Check:
+    """torch's OpenMP threads spin after its parallel operations and slow OpenVINO's next inference, unless
+    OMP_WAIT_POLICY=PASSIVE (docs/user-guide/troubleshooting.md). Advice, not a failure: the delegate runs."""
+    import torch  # noqa: F401  # loads libgomp, as the programs' processes do
+
+    problem = package._native.spinning_openmp_threads_problem()
+    if not problem:
+        return Check("OpenMP threads", True, ["torch's OpenMP threads do not spin beside OpenVINO's inferences "
+                                             "(OMP_WAIT_POLICY=PASSIVE, GOMP_SPINCOUNT or one thread)"])
+    return Check("OpenMP threads", True, ["executorch.runtime's calls are slowed here: " + problem.split("\n")[0],
+                                          problem.split("\n")[-1]])
+
+
 def _registration_check(package) -> Check:
     ok = package.is_registered()
     detail = [f"{package.BACKEND_ID}: {'registered' if ok else 'NOT registered'}"]
@@ -283,6 +296,8 @@ def diagnose(program: str | None = None) -> list[Check]:
         return checks
     runtime = _runtime_check()
     checks.append(runtime)
+    if runtime.ok:
+        checks.append(_openmp_check(package))
     checks.append(_registration_check(package))
     openvino, loaded = _openvino_check(package)
     checks.append(openvino)

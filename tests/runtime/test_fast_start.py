@@ -4,6 +4,8 @@ the native module and loads executorch's pybindings extension only for the kerne
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
@@ -99,3 +101,56 @@ def test_a_number_input_has_no_tensor_metadata(tmp_path):
 def test_what_is_not_a_program_source_is_named(program):
     with pytest.raises(TypeError, match="pass a .pte's path"):
         exov.load_method(program)
+
+
+SPINNING = "OpenMP threads keep spinning after its parallel operations"
+
+
+@pytest.mark.parametrize("door, environment, warned", [
+    ("executorch.runtime", {}, True),
+    ("executorch.runtime", {"OMP_WAIT_POLICY": "passive"}, False),
+    ("executorch.runtime", {"GOMP_SPINCOUNT": "1000"}, False),
+    ("executorch.runtime", {"OMP_NUM_THREADS": "1"}, False),
+    ("load_method", {}, False),
+], ids=["runtime", "runtime-passive", "runtime-spincount", "runtime-one-thread", "load_method"])
+def test_spinning_openmp_threads_are_named_once_where_they_slow_the_calls(program, tmp_path, door, environment,
+                                                                          warned):
+    """torch's OpenMP threads spin after executorch.runtime's output copy (1.77x a ConvNeXt block's time per call,
+    docs/user-guide/troubleshooting.md): the delegate says so once, and only where it happens."""
+    import subprocess
+    import sys
+    import textwrap
+
+    path, inputs, _ = program
+    load = (f"exov.load_method({str(path)!r})" if door == "load_method" else
+            f"Runtime.get().load_program({str(path)!r}).load_method('forward')")
+    code = textwrap.dedent(f"""
+        import torch
+        import executorch_openvino as exov
+        from executorch.runtime import Runtime
+        x, counts = torch.load({str(inputs)!r})
+        method = {load}
+        for _ in range(3):
+            method.execute([x, counts])
+        print("calls done")
+    """)
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_NUM_THREADS")}
+    env.update(environment)
+    if "OMP_NUM_THREADS" not in environment:
+        env["OMP_NUM_THREADS"] = "2"  # the warning needs more than one thread, whatever the machine
+    run = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0 and "calls done" in run.stdout, run.stderr[-3000:]
+    assert run.stderr.count(SPINNING) == (1 if warned else 0), run.stderr[-3000:]
+    if warned:
+        assert "OMP_WAIT_POLICY=PASSIVE" in run.stderr
+
+
+def test_the_doctor_names_spinning_openmp_threads(monkeypatch):
+    from executorch_openvino import doctor
+
+    check = doctor._openmp_check(exov)
+    assert check.ok
+    expected = bool(torch.get_num_threads() > 1 and not os.environ.get("GOMP_SPINCOUNT")
+                    and os.environ.get("OMP_WAIT_POLICY", "").lower() != "passive")
+    assert (SPINNING in " ".join(check.detail)) == expected, check.detail
