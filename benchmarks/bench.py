@@ -84,6 +84,8 @@ def machine_info() -> dict:
         "cpu": cpu,
         "cores": os.cpu_count(),
         "threads": torch.get_num_threads(),
+        # torch's OpenMP threads spin after executorch.runtime's output copy unless PASSIVE.
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", ""),
         "python": platform.python_version(),
         "torch": torch.__version__,
         "executorch": version("executorch"),

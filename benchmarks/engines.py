@@ -199,6 +199,19 @@ class DelegateDecomposed(ThisDelegateProgram):
             kept_operations.KEPT.update(saved)
 
 
+class DelegateThroughExecutorchRuntime(ExecutorchProgram):
+    """This delegate's default program run as ExecuTorch's docs run a ``.pte``: ``executorch.runtime``, whose
+    output copy by torch wakes its OpenMP threads, which then spin beside OpenVINO's next inference unless
+    ``OMP_WAIT_POLICY=PASSIVE`` (docs/user-guide/troubleshooting.md)."""
+
+    key, label = "delegate_executorch_runtime", "this delegate via executorch.runtime"
+
+    def _lower(self, case):
+        import executorch_openvino as exov
+
+        return exov.lower(case.module, case.inputs)
+
+
 class Xnnpack(ExecutorchProgram):
     key, label = "xnnpack", "XNNPACK delegate"
 
@@ -363,4 +376,5 @@ class BundledOpenVINO(Engine):
             self.process.wait(timeout=60)
 
 
-LOCAL_ENGINES = [OpenVINOConvert, OpenVINOSameIr, Delegate, DelegateFast, DelegateDecomposed, Xnnpack, Portable, Eager]
+LOCAL_ENGINES = [OpenVINOConvert, OpenVINOSameIr, Delegate, DelegateFast, DelegateDecomposed,
+                 DelegateThroughExecutorchRuntime, Xnnpack, Portable, Eager]

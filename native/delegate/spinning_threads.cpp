@@ -6,11 +6,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <strings.h>
 
 #if defined(__linux__)
 #include <dlfcn.h>
 #include <link.h>
+#include <strings.h>
 #endif
 
 namespace executorch_openvino {

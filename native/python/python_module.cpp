@@ -80,7 +80,8 @@ nb::dict describe_methods(executorch::runtime::DataLoader* loader, Describe desc
 // [(backend id, registered in this process)] of a method.
 nb::list backends_of(const executorch::runtime::MethodMeta& meta) {
   nb::list uses;
-  for (const auto& use : executorch_openvino::method_backends(meta)) uses.append(nb::make_tuple(use.id, use.registered));
+  for (const auto& use : executorch_openvino::method_backends(meta))
+    uses.append(nb::make_tuple(use.id, use.registered));
   return uses;
 }
 
@@ -160,7 +161,8 @@ NB_MODULE(_native, m) {
 
   m.def("is_loaded", [] { return OpenVINOLibrary::instance().is_loaded(); });
   m.def(
-      "spinning_openmp_threads_problem", [] { return std::string(executorch_openvino::spinning_openmp_threads_problem()); },
+      "spinning_openmp_threads_problem",
+      [] { return std::string(executorch_openvino::spinning_openmp_threads_problem()); },
       "The warning the delegate logs at the first execute outside exov.load_method ('' for none): torch's OpenMP "
       "threads spin after its parallel operations and slow OpenVINO's next inference (spinning_threads.h).");
 
