@@ -61,6 +61,15 @@ WARNINGS: tuple[tuple[type[Warning], KnownMessage], ...] = (
         r"^`isinstance\(treespec, LeafSpec\)` is deprecated",
         "torch's pytree, when torch.export and ExecuTorch deep-copy a program (several times per lowering)",
         "torch 2.13.0, executorch 1.5.1")),
+    # Only when every source it lists is one of these two globals: any other side effect still shows.
+    (UserWarning, KnownMessage(
+        r"^While compiling, we found certain side effects happened in the model\.forward\. Here are the list of "
+        r"potential sources you can double check: \[(?:\"G\['__import_(?:transformers_dot_utils_dot_output_capturing"
+        r"'\]\._active_collector|kernels_dot__internals_dot_layer_dot_layer'\]\._ACTIVE_KERNEL_FUNCS)\"(?:, )?)+\]$",
+        "torch.export's strict mode (export_llm) on a transformers decoder: transformers' output capturing and "
+        "the kernels package set their own module globals during forward, which the exported program does not "
+        "need",
+        "torch 2.13.0, transformers 5.25")),
 )
 
 # ExecuTorch's C++ log as its pybindings print it ("[file:line] message"), during a loaded method's calls.

@@ -151,6 +151,32 @@ def test_the_warning_filter_matches_torchs_future_warning():
             f"torch no longer warns what quiet.py hides ({message.seen_with}): {[str(w.message) for w in caught]}")
 
 
+def test_the_side_effects_filter_matches_strict_export_of_a_transformers_decoder(monkeypatch):
+    """torch.export's strict mode warns about transformers' own globals (a new user met it in export-llm): the
+    filter matches what it really says, and export_decoder's export hides it."""
+    pytest.importorskip("transformers")
+    from contextlib import nullcontext
+
+    from executorch_openvino import quiet as quiet_module
+    from executorch_openvino.llm.export import export_decoder
+    from exov_testing.llm_models import tiny_llama
+
+    def exported_warnings():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            export_decoder(tiny_llama(), 8)
+        return [w for w in caught if "side effects happened" in str(w.message)]
+
+    with monkeypatch.context() as patched:
+        patched.setattr(quiet_module, "quiet_dependencies", nullcontext)
+        raw = exported_warnings()
+    assert raw, "strict export no longer warns about side effects: drop the filter"
+    category, message = next(m for m in quiet.WARNINGS if "side effects" in m[1].pattern)
+    assert all(w.category is category and re.search(message.pattern, str(w.message)) for w in raw), \
+        [str(w.message) for w in raw]
+    assert exported_warnings() == []
+
+
 def test_the_executorch_line_filters_match_its_thread_pool_lines(tmp_path):
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent("""
         import torch

@@ -125,7 +125,9 @@ def export_decoder(model, max_context_len: int = 512, *, strict: bool = True, al
     tokens = torch.export.Dim("tokens", min=1, max=max_context_len)
     length = min(3, max_context_len)  # an example within the dynamic length's range (2 for a context of 2)
     example = {"input_ids": torch.arange(1, length + 1).unsqueeze(0), "cache_position": torch.arange(length)}
-    with torch.no_grad():
+    from ..quiet import quiet_dependencies
+
+    with torch.no_grad(), quiet_dependencies():  # strict export's warning about transformers' globals
         exported = torch.export.export(module, (), example, strict=strict,
                                        dynamic_shapes={"input_ids": {1: tokens}, "cache_position": {0: tokens}})
     upper = exported.range_constraints[next(iter(exported.range_constraints))].upper
