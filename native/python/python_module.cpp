@@ -101,23 +101,32 @@ nb::dict value_description(const executorch::runtime::Result<executorch::runtime
   return d;
 }
 
+// The value_description of each of `count` values: `tag_of(i)` and `info_of(i)` read them from a MethodMeta,
+// the TensorInfo only for a tensor (MethodMeta logs "is not Tensor" for any other).
+template <typename TagOf, typename InfoOf>
+nb::list describe_values(size_t count, TagOf tag_of, InfoOf info_of) {
+  nb::list values;
+  for (size_t i = 0; i < count; ++i) {
+    auto tag = tag_of(i);
+    if (!tag.ok() || tag.get() != executorch::runtime::Tag::Tensor) {
+      values.append(value_description(tag, nullptr));
+      continue;
+    }
+    auto info = info_of(i);
+    values.append(value_description(tag, info.ok() ? &info.get() : nullptr));
+  }
+  return values;
+}
+
 // {"inputs": [...], "outputs": [...], "backends": [...]} of a method (value_description's entries).
 nb::dict signature_of(const executorch::runtime::MethodMeta& meta) {
-  using executorch::runtime::Tag;
-  nb::list inputs, outputs;
-  for (size_t i = 0; i < meta.num_inputs(); ++i) {
-    auto tag = meta.input_tag(i);
-    auto info = meta.input_tensor_meta(i);  // an error for a value that is not a tensor
-    inputs.append(value_description(tag, tag.ok() && tag.get() == Tag::Tensor && info.ok() ? &info.get() : nullptr));
-  }
-  for (size_t i = 0; i < meta.num_outputs(); ++i) {
-    auto tag = meta.output_tag(i);
-    auto info = meta.output_tensor_meta(i);
-    outputs.append(value_description(tag, tag.ok() && tag.get() == Tag::Tensor && info.ok() ? &info.get() : nullptr));
-  }
   nb::dict d;
-  d["inputs"] = inputs;
-  d["outputs"] = outputs;
+  d["inputs"] = describe_values(
+      meta.num_inputs(), [&](size_t i) { return meta.input_tag(i); },
+      [&](size_t i) { return meta.input_tensor_meta(i); });
+  d["outputs"] = describe_values(
+      meta.num_outputs(), [&](size_t i) { return meta.output_tag(i); },
+      [&](size_t i) { return meta.output_tensor_meta(i); });
   d["backends"] = backends_of(meta);
   return d;
 }

@@ -72,11 +72,7 @@ EXOV_FLOW = suite_flow.TestFlow(
     # into the program ("No registered serialization name"), with any backend. They run (strict xfail), so one
     # that starts passing is reported; the values-only median tests and tests/lowering/passes/test_medians.py
     # (which returns a tuple) check the delegate's medians and indices against eager.
-    # test_embedding_bag_include_last_offset gives mean-mode offsets [0, 4] over 8 indices, not CSR (whose last
-    # offset is the number of indices, PyTorch's documentation): eager divides the sum of 4 rows by 8, the
-    # delegate fails the call naming the offset (passes/index_checks.py).
-    xfail_patterns=["test_median_with_indices", "test_median_keepdim_with_indices",
-                    "test_embedding_bag_include_last_offset"],
+    xfail_patterns=["test_median_with_indices", "test_median_keepdim_with_indices"],
 )
 
 

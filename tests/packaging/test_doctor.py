@@ -32,8 +32,8 @@ def test_working_environment(tmp_path, pip_openvino_c_library):
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
     ok, checks = _checks(proc)
     assert ok and all(c["ok"] for c in checks.values())
-    assert list(checks) == ["executorch-openvino", "versions", "runtime", "registration", "OpenVINO C library",
-                            "devices", "CPU results"]
+    assert list(checks) == ["executorch-openvino", "versions", "runtime", "OpenMP threads", "registration",
+                            "OpenVINO C library", "devices", "CPU results"]
     assert checks["CPU results"]["detail"][0].startswith("a 32 -> 10 linear layer through the delegate: ")
     assert f"built against executorch {version('executorch')}" in checks["executorch-openvino"]["detail"][1]
     assert "ExecutorchOpenvinoBackend: registered" in checks["registration"]["detail"]

@@ -147,6 +147,8 @@ def test_the_warning_filter_matches_torchs_future_warning():
         warnings.simplefilter("always")
         copy.deepcopy(spec)  # what torch.export and ExecuTorch do to programs
     for category, message in quiet.WARNINGS:
+        if "LeafSpec" not in message.pattern:  # the others: their own tests below
+            continue
         assert any(w.category is category and re.search(message.pattern, str(w.message)) for w in caught), (
             f"torch no longer warns what quiet.py hides ({message.seen_with}): {[str(w.message) for w in caught]}")
 

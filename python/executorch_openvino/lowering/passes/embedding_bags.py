@@ -72,6 +72,35 @@ def call_embedding_bag_directly(program: torch.export.ExportedProgram) -> int:
     return changed
 
 
+def scales_last_mean_bag(node: torch.fx.Node) -> bool:
+    """Whether :func:`add_spare_bag` gives `node` eager's last bag in mean mode with ``include_last_offset``:
+    eager divides that bag's sum by the indices from its start to the end of the indices, whatever the last
+    offset (offsets [0, 4, 6] over 8 indices: the sum of [4, 6) divided by 4; torch 2.13). Done where the
+    offsets have a static length of 2 or more; elsewhere the call fails for a last offset other than the
+    number of indices (passes/index_checks.py)."""
+    args = list(node.args)
+    offsets = args[2] if len(args) > 2 else None
+    if not (len(args) > 7 and args[7] and args[4] == 1 and isinstance(offsets, torch.fx.Node)):
+        return False
+    length = offsets.meta["val"].shape[0] if offsets.meta["val"].dim() == 1 else None
+    return isinstance(length, int) and length >= 2
+
+
+def _eager_last_mean_bag(build: NodeBuilder, bags: torch.fx.Node, offsets: torch.fx.Node, count: int):
+    """`bags` (B, D), the means of OpenVINO's bags, with the last one's mean rescaled to eager's divisor:
+    times (its own length) / (count - its start); 1 where it starts at count (an empty bag: 0 either way)."""
+    dtype = bags.meta["val"].dtype
+    start = build(aten.slice.Tensor, offsets, 0, -2, -1)
+    length = build(aten.sub.Tensor, build(aten.slice.Tensor, offsets, 0, -1, 2**62), start)
+    divisor = build(aten.clamp_min.default, build(aten.rsub.Scalar, start, count), 1)
+    factor = build(aten.div.Tensor, build(aten._to_copy.default, length, dtype=dtype),
+                   build(aten._to_copy.default, divisor, dtype=dtype))
+    ones = build(aten.ones_like.default, build(aten.slice.Tensor, bags, 1, 0, 1))
+    scale = build(aten.cat.default, [build(aten.slice.Tensor, ones, 0, 0, -1),
+                                     build(aten.view.default, factor, [1, 1])])
+    return build(aten.mul.Tensor, bags, scale)
+
+
 def add_spare_bag(program: torch.export.ExportedProgram) -> int:
     """Gives each embedding bag with offsets over a static number of indices n one more index and one more bag
     starting at n, whose row is then dropped; returns how many it changed (a partition, before conversion, after
@@ -91,6 +120,7 @@ def add_spare_bag(program: torch.export.ExportedProgram) -> int:
         bags = [u for u in node.users if u.target is operator.getitem and u.args[1] == 0]
         if not isinstance(offsets, torch.fx.Node) or not isinstance(count, int) or len(bags) != 1:
             continue
+        scaled = scales_last_mean_bag(node)
         build = NodeBuilder(graph, node.prev)
         dtype = indices.meta["val"].dtype
         args[1] = build(aten.cat.default, [indices, build(aten.full.default, [1], 0, dtype=dtype)])
@@ -109,6 +139,8 @@ def add_spare_bag(program: torch.export.ExportedProgram) -> int:
         users = list(bag.users)
         build = NodeBuilder(graph, bag)
         trimmed = build(aten.slice.Tensor, bag, 0, 0, -1)
+        if scaled:
+            trimmed = _eager_last_mean_bag(build, trimmed, offsets, count)
         for user in users:
             user.replace_input_with(bag, trimmed)
         changed += 1

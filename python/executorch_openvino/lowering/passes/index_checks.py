@@ -33,6 +33,7 @@ from __future__ import annotations
 import torch
 
 from ..ops import add_call, op_name
+from .embedding_bags import scales_last_mean_bag
 
 aten = torch.ops.aten
 
@@ -110,7 +111,7 @@ def _embedding_bag_checks(graph: torch.fx.Graph, node: torch.fx.Node) -> list:
             # Any of these: every bag empty, which OpenVINO computes (the call fails with the message anyway).
             wrong = add_call(graph, aten.bitwise_or.Tensor, add_call(graph, aten.bitwise_or.Tensor, past, first),
                              falling)
-            if len(node.args) > 7 and node.args[7] and node.args[4] == 1:
+            if len(node.args) > 7 and node.args[7] and node.args[4] == 1 and not scales_last_mean_bag(node):
                 # include_last_offset in mean mode: CSR offsets, whose last is the number of indices (PyTorch's
                 # documentation). Eager divides another last bag's sum by the indices from its start to the end
                 # (offsets [0, 4, 6] over 8: the sum of [4, 6) divided by 4); sums are the bags' either way.
