@@ -7,6 +7,7 @@ bad compile specs: test_compile_specs.py; another executorch: test_version_check
 
 from __future__ import annotations
 
+import re
 import pytest
 import torch
 
@@ -201,13 +202,26 @@ def test_a_lone_tensor_stands_for_a_list_of_one(method):
     assert_matches_eager(list(method.execute(X)), eager(OneInput(_model), (X,)))
 
 
-def test_a_method_with_a_non_tensor_input_keeps_executorchs_error():
-    # ExecuTorch 1.5.1 takes no int method inputs at all; the explanation must
-    # not replace its error with one of its own (it used to raise IndexError).
-    model = Fn(lambda x, n: x * n)
-    method = exov.load_method(exov.lower(model, (X, 3)).buffer)
-    with pytest.raises(RuntimeError, match="set_inputs"):
-        method.execute([X, 2.5])
+def test_a_number_input_of_another_kind_is_named_with_what_to_pass():
+    # ExecuTorch refuses a float for an int (and an int for a float, a bool for an int, an int for a bool) with
+    # error 0x12 only (issue 51): the ValueError names the input, its kind and the exported one; the values the
+    # program was exported with still run.
+    class Numbers(torch.nn.Module):
+        def forward(self, x, n: int, f: float, b: bool):
+            return x * n + f + b
+
+    method = exov.load_method(exov.lower(Numbers(), (X, 3, 1.5, True)).buffer)
+    for given, message in (
+            ([X, 2.5, 1.5, True], "input 1 of method 'forward' is a float (2.5), the method was exported with an "
+                                  "int there: pass int(value)"),
+            ([X, True, 1.5, True], "input 1 of method 'forward' is a bool (True), the method was exported with an "
+                                   "int there"),
+            ([X, 3, 1, True], "input 2 of method 'forward' is an int (1), the method was exported with a float "
+                              "there: pass float(value)"),
+            ([X, 3, 1.5, 1], "input 3 of method 'forward' is an int (1), the method was exported with a bool")):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            method.execute(given)
+    assert_matches_eager(list(method.execute([X, 3, 1.5, True])), [X * 3 + 1.5 + True])
 
 
 def test_a_nested_channels_last_example_is_lowered_as_contiguous():

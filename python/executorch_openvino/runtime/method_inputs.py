@@ -151,6 +151,9 @@ def explain_refused_inputs(meta, inputs: Sequence) -> str | None:
         try:
             info = meta.input_tensor_meta(i)
         except (RuntimeError, IndexError):  # not a tensor input (an int or other value)
+            problem = _number_kind_problem(meta, name, i, value)
+            if problem:
+                return problem
             continue
         code = int(info.dtype())
         expected_dtype = SCALAR_TYPES.get(code, f"ExecuTorch ScalarType {code}")
@@ -175,3 +178,23 @@ def explain_refused_inputs(meta, inputs: Sequence) -> str | None:
                         f"for {_shape(expected)} (for dimensions exported as dynamic: their upper bounds); pass "
                         f"that shape, or export with dynamic_shapes that cover this one")
     return None
+
+
+# ExecuTorch's tags of number inputs (MethodMetadata.input_tag) and the Python type each takes.
+_NUMBER_TAGS = {"Int": int, "Double": float, "Bool": bool}
+
+
+def _number_kind_problem(meta, name: str, index: int, value) -> str | None:
+    """Names a number input given a value of another kind (a float where the method was exported with an
+    int: ExecuTorch refuses it with error 0x12 only), or None. Needs ``meta.input_tag`` (this package's
+    :class:`~.method_metadata.MethodMetadata`; ExecuTorch's ``MethodMeta`` has none)."""
+    tag = getattr(meta, "input_tag", None)
+    wanted = _NUMBER_TAGS.get(tag(index)) if tag is not None else None
+    if wanted is None or type(value) is wanted:  # ExecuTorch takes no int for a float, nor a bool for an int
+        return None
+
+    def kind(t: type) -> str:
+        return ("an " if t.__name__[0] in "aeiou" else "a ") + t.__name__
+
+    return (f"input {index} of method '{name}' is {kind(type(value))} ({value!r}), the method was exported with "
+            f"{kind(wanted)} there: pass {wanted.__name__}(value)")
