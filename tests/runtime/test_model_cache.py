@@ -240,6 +240,43 @@ def test_two_processes_filling_one_entry_at_once_leave_a_valid_one(cache, tmp_pa
     assert_matches_eager(outputs, eager(model, inputs))
 
 
+@pytest.mark.parametrize("limit", [0, 100_000, 660_000], ids=["nothing", "part-of-the-ir", "part-of-the-entry"])
+def test_a_full_disk_gives_a_right_answer_and_leaves_no_wrong_entry(tmp_path, limit):
+    """A process that can write only `limit` bytes per file (RLIMIT_FSIZE: writes past it fail with EFBIG, as
+    a full disk's with ENOSPC) loads with the cache: a right answer, no crash; a later process with room
+    loads right from the same folder, whatever the first left there (issue 50)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 64)).eval()
+    inputs = (torch.randn(3, 256),)
+    pte, _ = lower(model, inputs)  # IR weights 657,664 bytes, the compiled entry 664,052 (2026.4.1): 660,000 fails it alone
+    (tmp_path / "model.pte").write_bytes(pte)
+    torch.save(list(inputs), tmp_path / "inputs.pt")
+    cache = tmp_path / "ov-cache"
+    cache.mkdir()
+    code = textwrap.dedent(f"""
+        import json, resource, signal, sys, torch
+        import executorch_openvino as exov
+        inputs = torch.load("inputs.pt")
+        exov.set_cache_dir({str(cache)!r})
+        if int(sys.argv[1]) >= 0:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a failed write, not a killed process
+            resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), resource.RLIM_INFINITY))
+        out = exov.load_method("model.pte").execute(inputs)[0]
+        resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        torch.save(out, sys.argv[2])
+        print(json.dumps(exov.last_compile_report()))
+    """)
+    expected = eager(model, inputs)
+    for run, allowed in enumerate((limit, -1, -1)):  # full, then room twice (the second imports)
+        proc = subprocess.run([sys.executable, "-c", code, str(allowed), f"out{run}.pt"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert_matches_eager([torch.load(tmp_path / f"out{run}.pt")], expected)
+        if run == 0 and limit < 600_000:  # the IR files (657,664 bytes) could not be written: said, compiled without
+            assert "compiled without it" in proc.stdout, proc.stdout
+    assert '"loaded_from_cache": true' in proc.stdout, proc.stdout
+
+
 def test_an_unusable_cache_folder_does_not_stop_the_load(cache):
     model, inputs = _model_and_inputs()
     pte, _ = lower(model, inputs)
