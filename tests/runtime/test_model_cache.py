@@ -240,7 +240,8 @@ def test_two_processes_filling_one_entry_at_once_leave_a_valid_one(cache, tmp_pa
     assert_matches_eager(outputs, eager(model, inputs))
 
 
-@pytest.mark.parametrize("limit", [0, 100_000, 660_000], ids=["nothing", "part-of-the-ir", "part-of-the-entry"])
+@pytest.mark.parametrize("limit", [pytest.param(0, marks=pytest.mark.slow), 100_000, 660_000],
+                         ids=["nothing", "part-of-the-ir", "part-of-the-entry"])
 def test_a_full_disk_gives_a_right_answer_and_leaves_no_wrong_entry(tmp_path, limit):
     """A process that can write only `limit` bytes per file (RLIMIT_FSIZE: writes past it fail with EFBIG, as
     a full disk's with ENOSPC) loads with the cache: a right answer, no crash; a later process with room
