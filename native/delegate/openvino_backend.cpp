@@ -23,6 +23,7 @@
 
 #include <executorch/runtime/backend/interface.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -199,7 +200,12 @@ class OpenVINODelegate final : public BackendInterface {
       report_error("execute: no compiled partition (init failed earlier)");
       return Error::DelegateInvalidHandle;
     }
-    check_spinning_openmp_threads();
+    size_t largest = 0;  // torch copies only large outputs on its OpenMP threads
+    for (const EValue* value : args) {
+      if (value != nullptr && value->isTensor())
+        largest = std::max(largest, static_cast<size_t>(value->toTensor().numel()));
+    }
+    check_spinning_openmp_threads(largest);
     return execute_partition(*partition, args);
   }
 

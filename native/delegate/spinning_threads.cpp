@@ -3,6 +3,7 @@
 #include "delegate_api.h"
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -45,22 +46,71 @@ int openmp_threads(const std::string& libgomp) {
   dlclose(handle);  // RTLD_NOLOAD took a reference of its own
   return threads;
 }
+
+// The value of `name` in the environment the process started with (/proc/self/environ): libgomp reads its
+// settings when torch loads it, so one set later (os.environ after import torch) changes nothing.
+// Returns false when it is not there.
+bool start_environment(const char* name, std::string* value) {
+  std::FILE* f = std::fopen("/proc/self/environ", "rb");
+  if (f == nullptr) {  // no /proc: the environment as it is now
+    const char* now = std::getenv(name);
+    if (now != nullptr) *value = now;
+    return now != nullptr;
+  }
+  std::string all;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) all.append(buffer, n);
+  std::fclose(f);
+  const std::string prefix = std::string(name) + "=";
+  for (size_t at = 0; at < all.size();) {
+    size_t end = all.find('\0', at);
+    if (end == std::string::npos) end = all.size();
+    if (all.compare(at, prefix.size(), prefix) == 0) {
+      *value = all.substr(at + prefix.size(), end - at - prefix.size());
+      return true;
+    }
+    at = end + 1;
+  }
+  return false;
+}
+
+// Whether libgomp's settings in the start environment keep its threads from spinning long: OMP_WAIT_POLICY
+// PASSIVE, or GOMP_SPINCOUNT of at most kShortSpin (libgomp's syntax: a number with an optional k, M, G or T;
+// "infinite" spins for ever).
+constexpr unsigned long long kShortSpin = 10000;  // libgomp's default is 300,000 (its GOMP_SPINCOUNT documentation)
+bool short_spin() {
+  std::string value;
+  if (start_environment("OMP_WAIT_POLICY", &value) && strcasecmp(value.c_str(), "passive") == 0) return true;
+  if (!start_environment("GOMP_SPINCOUNT", &value)) return false;
+  char* rest = nullptr;
+  unsigned long long count = std::strtoull(value.c_str(), &rest, 10);
+  if (rest == value.c_str()) return false;  // "infinite", or not a number libgomp takes
+  const std::string suffix(rest);
+  const unsigned long long scale = suffix == "k" || suffix == "K" ? 1000ULL
+                                   : suffix == "M"                ? 1000000ULL
+                                   : suffix == "G"                ? 1000000000ULL
+                                   : suffix == "T"                ? 1000000000000ULL
+                                   : suffix.empty()               ? 1ULL
+                                                                  : 0ULL;
+  return scale != 0 && count <= kShortSpin / scale;
+}
 #endif
 
 std::string problem() {
 #if defined(__linux__)
-  const char* policy = std::getenv("OMP_WAIT_POLICY");
-  if ((policy != nullptr && strcasecmp(policy, "passive") == 0) || std::getenv("GOMP_SPINCOUNT") != nullptr) return "";
+  if (short_spin()) return "";
   std::string libgomp = loaded_libgomp();
   if (libgomp.empty()) return "";
   int threads = openmp_threads(libgomp);
   if (threads <= 1) return "";
   // Lines of at most 200 bytes: ExecuTorch's log cuts longer ones.
   return "torch's " + std::to_string(threads) +
-         " OpenMP threads keep spinning after its parallel operations (executorch.runtime's copy of the outputs "
-         "among them) and slow OpenVINO's next inference: 1.77x measured on 2 cores.\nSet OMP_WAIT_POLICY=PASSIVE "
-         "before Python starts, or run the program with executorch_openvino.load_method (see "
-         "docs/user-guide/troubleshooting.md).";
+         " OpenMP threads keep spinning after its parallel operations (executorch.runtime's copy of large "
+         "outputs among them) and share the cores with OpenVINO's next inference\n(1.77x the time per call "
+         "of a ConvNeXt block on 2 cores in the project's measurement). Start Python with "
+         "OMP_WAIT_POLICY=PASSIVE in the environment,\nor run the program with executorch_openvino.load_method. "
+         "https://github.com/executorch-openvino/executorch-openvino/blob/main/docs/user-guide/"
+         "troubleshooting.md";
 #else
   return "";
 #endif
@@ -76,8 +126,10 @@ OutputsCopiedWithoutOpenMP::~OutputsCopiedWithoutOpenMP() {
   if (outer_) outputs_copied_without_openmp = false;
 }
 
-void check_spinning_openmp_threads() {
-  if (outputs_copied_without_openmp || checked.load(std::memory_order_relaxed)) return;
+void check_spinning_openmp_threads(size_t largest_tensor_elements) {
+  if (outputs_copied_without_openmp || largest_tensor_elements < kParallelCopyElements ||
+      checked.load(std::memory_order_relaxed))
+    return;
   if (checked.exchange(true)) return;
   std::string found = problem();
   if (!found.empty()) report_warning(found);

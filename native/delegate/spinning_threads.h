@@ -8,6 +8,8 @@
 // policy (it reads the environment when torch loads it), so the delegate says so.
 #pragma once
 
+#include <cstddef>
+
 namespace executorch_openvino {
 
 // While one lives, the calling thread's executes copy their outputs without
@@ -23,11 +25,16 @@ class OutputsCopiedWithoutOpenMP {
   bool outer_;
 };
 
-// Called by each execute: the first one outside an OutputsCopiedWithoutOpenMP
-// scope checks, once per process, whether libgomp is loaded with more than one
-// thread and without OMP_WAIT_POLICY=PASSIVE or GOMP_SPINCOUNT, and if so logs
-// a warning saying what it costs and what to set.
-void check_spinning_openmp_threads();
+// torch copies a tensor on several threads from this many elements (at::internal::GRAIN_SIZE, torch 2.13):
+// smaller outputs wake no OpenMP thread.
+constexpr size_t kParallelCopyElements = 32768;
+
+// Called by each execute with its largest tensor's element count: the first one outside an
+// OutputsCopiedWithoutOpenMP scope with a tensor of kParallelCopyElements or more checks, once per process,
+// whether libgomp is loaded with more than one thread and without a short spin in the environment the
+// process started with (OMP_WAIT_POLICY=PASSIVE, or GOMP_SPINCOUNT of at most 10000), and if so logs a
+// warning saying what it costs and what to set.
+void check_spinning_openmp_threads(size_t largest_tensor_elements);
 
 // The warning check_spinning_openmp_threads() would log now ("" for none); for tests and the doctor.
 const char* spinning_openmp_threads_problem();

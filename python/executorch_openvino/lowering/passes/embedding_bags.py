@@ -64,7 +64,15 @@ def call_embedding_bag_directly(program: torch.export.ExportedProgram) -> int:
     for node in program.graph.nodes:
         if node.op != "call_function" or op_name(node.target) not in _CALLS or refusal(node):
             continue
-        node.target, node.args, node.kwargs = aten._embedding_bag.default, tuple(arguments(node)), {}
+        args = arguments(node)
+        if args[7] and isinstance(args[2], torch.fx.Node) and last_bag_runs_to_the_end(node):
+            # Eager's last bag ends with the indices here (see _FAST_PATH_DTYPES): the last offset becomes their
+            # number, which every later stage computes alike (the weight's layout is lost after to_edge).
+            count = args[1].meta["val"].shape[0]
+            build = NodeBuilder(program.graph, node.prev)
+            args[2] = build(aten.cat.default, [build(aten.slice.Tensor, args[2], 0, 0, -1),
+                                               build(aten.full.default, [1], count, dtype=args[2].meta["val"].dtype)])
+        node.target, node.args, node.kwargs = aten._embedding_bag.default, tuple(args), {}
         changed += 1
     if changed:
         program.graph.lint()
@@ -72,12 +80,27 @@ def call_embedding_bag_directly(program: torch.export.ExportedProgram) -> int:
     return changed
 
 
+# The weights eager's embedding bag reads on its fast path (torch 2.13's CPU kernel): a contiguous float32,
+# float16 or bfloat16 weight. With include_last_offset and a last offset below the number of indices, that
+# path sums the last bag up to the last offset, the other one (a transposed weight, float64) up to the end
+# of the indices; both divide a mean by the indices from the bag's start to the end (offsets [0, 4, 6] over
+# 8 indices: [4, 6) or [4, 8), divided by 4; measured by a tester, issue 51).
+_FAST_PATH_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def last_bag_runs_to_the_end(node: torch.fx.Node) -> bool:
+    """Whether eager's last bag of `node` (``include_last_offset=True``) takes every index from its start on,
+    whatever the last offset: a weight off eager's fast path (:data:`_FAST_PATH_DTYPES`, contiguous)."""
+    weight = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
+    return isinstance(weight, torch.Tensor) and not (weight.dtype in _FAST_PATH_DTYPES and weight.is_contiguous())
+
+
 def scales_last_mean_bag(node: torch.fx.Node) -> bool:
-    """Whether :func:`add_spare_bag` gives `node` eager's last bag in mean mode with ``include_last_offset``:
-    eager divides that bag's sum by the indices from its start to the end of the indices, whatever the last
-    offset (offsets [0, 4, 6] over 8 indices: the sum of [4, 6) divided by 4; torch 2.13). Done where the
-    offsets have a static length of 2 or more; elsewhere the call fails for a last offset other than the
-    number of indices (passes/index_checks.py)."""
+    """Whether :func:`add_spare_bag` gives `node` eager's last bag in mean mode with ``include_last_offset``
+    (see :data:`_FAST_PATH_DTYPES`): on eager's fast path the sum up to the last offset, divided by the
+    indices from the bag's start to the end of the indices. Done where the offsets have a static length of 2
+    or more; elsewhere the call fails for a last offset other than the number of indices
+    (passes/index_checks.py)."""
     args = list(node.args)
     offsets = args[2] if len(args) > 2 else None
     if not (len(args) > 7 and args[7] and args[4] == 1 and isinstance(offsets, torch.fx.Node)):
@@ -126,6 +149,7 @@ def add_spare_bag(program: torch.export.ExportedProgram) -> int:
         args[1] = build(aten.cat.default, [indices, build(aten.full.default, [1], 0, dtype=dtype)])
         if len(args) > 7 and args[7]:  # include_last_offset: the last offset already starts the spare bag
             args[7] = False
+
         else:
             args[2] = build(aten.cat.default, [offsets, build(aten.full.default, [1], count,
                                                                 dtype=offsets.meta["val"].dtype)])

@@ -117,8 +117,11 @@ def _embedding_bag_checks(graph: torch.fx.Graph, node: torch.fx.Node) -> list:
                 # (offsets [0, 4, 6] over 8: the sum of [4, 6) divided by 4); sums are the bags' either way.
                 short = add_call(graph, aten.any.default, add_call(
                     graph, aten.ne.Scalar, add_call(graph, aten.slice.Tensor, offsets, 0, -1, 2**62), count))
-                found.append((short, f"{where} was given a last offset other than {count} (the number of indices: "
-                                     "include_last_offset=True in mean mode)"))
+                found.append((short, f"{where} was given a last offset other than {count}, the number of indices, "
+                                     "with include_last_offset=True in mean mode: eager's result then depends on "
+                                     "the last offset, which this delegate takes only with offsets of a static "
+                                     "length; pass a last offset of the number of indices, or export the offsets "
+                                     "with a static length"))
             node.replace_input_with(offsets, add_call(graph, aten.where.self, wrong,
                                                       add_call(graph, aten.zeros_like.default, offsets), offsets))
     return found
