@@ -21,30 +21,45 @@ thread_local bool outputs_copied_without_openmp = false;
 std::atomic<bool> checked{false};
 
 #if defined(__linux__)
-// The path of a loaded libgomp (torch's wheel renames it libgomp-<hash>.so.1), "" when none is loaded.
-std::string loaded_libgomp() {
-  std::string found;
+// The path of a loaded library whose file name starts with `prefix` ("libgomp": torch's wheel renames it
+// libgomp-<hash>.so.1), "" when none is loaded.
+std::string loaded_library(const char* prefix) {
+  struct Search {
+    const char* prefix;
+    std::string found;
+  } search{prefix, ""};
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* out) {
+        auto* s = static_cast<Search*>(out);
         const char* name = info->dlpi_name != nullptr ? info->dlpi_name : "";
         const char* base = std::strrchr(name, '/');
         base = base != nullptr ? base + 1 : name;
-        if (std::strncmp(base, "libgomp", 7) != 0) return 0;
-        *static_cast<std::string*>(out) = name;
+        if (std::strncmp(base, s->prefix, std::strlen(s->prefix)) != 0) return 0;
+        s->found = name;
         return 1;
       },
-      &found);
-  return found;
+      &search);
+  return search.found;
 }
 
-// libgomp's omp_get_max_threads() for the calling thread, 0 when it cannot be asked.
-int openmp_threads(const std::string& libgomp) {
-  void* handle = dlopen(libgomp.c_str(), RTLD_LAZY | RTLD_NOLOAD);
-  if (handle == nullptr) return 0;
-  auto get = reinterpret_cast<int (*)()>(dlsym(handle, "omp_get_max_threads"));
-  int threads = get != nullptr ? get() : 0;
+// `symbol`, an int function of no arguments in the loaded library `path`, called; -1 when it is not there.
+int call_loaded(const std::string& path, const char* symbol) {
+  if (path.empty()) return -1;
+  void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  if (handle == nullptr) return -1;
+  auto get = reinterpret_cast<int (*)()>(dlsym(handle, symbol));
+  int value = get != nullptr ? get() : -1;
   dlclose(handle);  // RTLD_NOLOAD took a reference of its own
-  return threads;
+  return value;
+}
+
+// How many threads torch's parallel operations use: at::get_num_threads() of libtorch_cpu (torch keeps the
+// count for every thread; a new thread's omp_get_max_threads() is libgomp's default), else libgomp's
+// omp_get_max_threads() for the calling thread; 0 when neither can be asked.
+int openmp_threads(const std::string& libgomp) {
+  int threads = call_loaded(loaded_library("libtorch_cpu"), "_ZN2at15get_num_threadsEv");
+  if (threads < 0) threads = call_loaded(libgomp, "omp_get_max_threads");
+  return threads < 0 ? 0 : threads;
 }
 
 // The value of `name` in the environment the process started with (/proc/self/environ): libgomp reads its
@@ -80,8 +95,13 @@ bool start_environment(const char* name, std::string* value) {
 constexpr unsigned long long kShortSpin = 10000;  // libgomp's default is 300,000 (its GOMP_SPINCOUNT documentation)
 bool short_spin() {
   std::string value;
-  if (start_environment("OMP_WAIT_POLICY", &value) && strcasecmp(value.c_str(), "passive") == 0) return true;
+  auto trimmed = [](std::string v) {  // libgomp skips spaces around a value
+    const size_t first = v.find_first_not_of(" \t"), last = v.find_last_not_of(" \t");
+    return first == std::string::npos ? std::string() : v.substr(first, last - first + 1);
+  };
+  if (start_environment("OMP_WAIT_POLICY", &value) && strcasecmp(trimmed(value).c_str(), "passive") == 0) return true;
   if (!start_environment("GOMP_SPINCOUNT", &value)) return false;
+  value = trimmed(value);
   char* rest = nullptr;
   unsigned long long count = std::strtoull(value.c_str(), &rest, 10);
   if (rest == value.c_str()) return false;  // "infinite", or not a number libgomp takes
@@ -99,7 +119,7 @@ bool short_spin() {
 std::string problem() {
 #if defined(__linux__)
   if (short_spin()) return "";
-  std::string libgomp = loaded_libgomp();
+  std::string libgomp = loaded_library("libgomp");
   if (libgomp.empty()) return "";
   int threads = openmp_threads(libgomp);
   if (threads <= 1) return "";

@@ -95,7 +95,7 @@ def test_a_number_input_has_no_tensor_metadata(tmp_path):
 
     method = exov.load_method(exov.lower(Scaled(), (X, 2), progress=False).buffer)
     assert method.metadata.input_tag(1) == "Int"
-    with pytest.raises(RuntimeError, match="input 1 of method 'forward' is not a tensor"):
+    with pytest.raises(IndexError, match="input 1 of method 'forward' is not a tensor"):
         method.metadata.input_tensor_meta(1)
     assert "Int" in repr(method.metadata)
 
@@ -104,6 +104,17 @@ def test_a_number_input_has_no_tensor_metadata(tmp_path):
 def test_what_is_not_a_program_source_is_named(program):
     with pytest.raises(TypeError, match="pass a .pte's path"):
         exov.load_method(program)
+
+
+def test_a_text_mode_file_and_a_path_that_is_not_utf8_are_named(program, tmp_path):
+    path, _, _ = program
+    with open(path, encoding="latin-1") as text, pytest.raises(TypeError, match="open in text mode; open the .pte "
+                                                                                  "with 'rb'"):
+        exov.load_method(text)
+    odd = tmp_path / os.fsdecode(b"odd\xff.pte")  # a byte no UTF-8 text has (was std::bad_cast)
+    odd.write_bytes(path.read_bytes())
+    with pytest.raises(ValueError, match="is not valid UTF-8.*pass its bytes"):
+        exov.load_method(odd)
 
 
 SPINNING = "OpenMP threads keep spinning after its parallel operations"
@@ -185,3 +196,21 @@ def test_the_doctor_warns_of_spinning_openmp_threads():
     check, problem = doctor._openmp_check(exov), exov._native.spinning_openmp_threads_problem()
     assert check.ok and check.warn == bool(problem)
     assert (SPINNING in " ".join(check.detail)) == bool(problem), check.detail
+
+
+def test_torchs_own_thread_count_decides_in_a_new_thread_too():
+    # A new thread's omp_get_max_threads() is libgomp's default whatever torch.set_num_threads said (a tester's
+    # false warning): torch's own count decides.
+    import threading
+
+    if SPINNING not in exov._native.spinning_openmp_threads_problem():
+        pytest.skip("nothing spins in this process (environment or one thread)")
+    threads, seen = torch.get_num_threads(), []
+    torch.set_num_threads(1)
+    try:
+        thread = threading.Thread(target=lambda: seen.append(exov._native.spinning_openmp_threads_problem()))
+        thread.start()
+        thread.join()
+    finally:
+        torch.set_num_threads(threads)
+    assert seen == [""]

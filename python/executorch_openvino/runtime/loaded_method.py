@@ -261,6 +261,11 @@ def _program_source(program):
     """``(the .pte's bytes or Path, a function giving it again unchanged or None)`` for ``program``."""
     if isinstance(program, (str, os.PathLike)):
         path = Path(program)
+        try:
+            os.fsencode(path).decode("utf-8")  # ExecuTorch's loaders take UTF-8 paths
+        except UnicodeDecodeError:
+            raise ValueError(f"the program's path {str(path)!r} is not valid UTF-8, which ExecuTorch's file loader "
+                             "takes: rename the file, or pass its bytes (open(path, 'rb').read())") from None
         if not path.is_file():
             # executorch.runtime says only "Failed to create MmapDataLoader from file ..., error: 0x:22".
             raise FileNotFoundError(f"the program {str(path)!r} does not exist or is not a file")
@@ -281,6 +286,8 @@ def _program_source(program):
         program = bytes(program)  # once for every copy
     elif hasattr(program, "read") and not isinstance(program, bytes):
         program = program.read()
+        if isinstance(program, str):
+            raise TypeError("the program's file object is open in text mode; open the .pte with 'rb'")
     if isinstance(program, bytes):
         return program, lambda: program
     raise TypeError(f"the program is a {type(program).__name__}; pass a .pte's path (str or os.PathLike), its "

@@ -47,8 +47,8 @@ class MethodMetadata:
     """A method's name, inputs and outputs, from its ``.pte``'s metadata (no method is loaded).
 
     ``input_tensor_meta(i)`` and ``output_tensor_meta(i)`` return a :class:`TensorMetadata`; they raise
-    ``IndexError`` for an index out of range and ``RuntimeError`` for a value that is not a tensor (an int,
-    a bool, ...), whose kind ``input_tag(i)`` names ("Int")."""
+    ``IndexError`` for an index out of range and for a value that is not a tensor (an int, a bool, ...,
+    whose kind ``input_tag(i)`` names: "Int"), as ExecuTorch's ``MethodMeta`` does."""
 
     __slots__ = ("_name", "_signature")
 
@@ -89,7 +89,7 @@ class MethodMetadata:
     def _tensor(self, kind: str, index: int) -> TensorMetadata:
         entry = self._value(kind, index)
         if "sizes" not in entry:
-            raise RuntimeError(f"{kind[:-1]} {index} of method '{self._name}' is not a tensor "
+            raise IndexError(f"{kind[:-1]} {index} of method '{self._name}' is not a tensor "
                                f"(ExecuTorch tag {TAG_NAMES.get(entry['tag'], entry['tag'])})")
         return TensorMetadata(entry)
 
