@@ -200,12 +200,14 @@ class OpenVINODelegate final : public BackendInterface {
       report_error("execute: no compiled partition (init failed earlier)");
       return Error::DelegateInvalidHandle;
     }
-    size_t largest = 0;  // torch copies only large outputs on its OpenMP threads
-    for (const EValue* value : args) {
-      if (value != nullptr && value->isTensor())
-        largest = std::max(largest, static_cast<size_t>(value->toTensor().numel()));
+    if (spinning_check_pending()) {  // once per process: torch copies only large outputs on its OpenMP threads
+      size_t largest = 0;
+      for (const EValue* value : args) {
+        if (value != nullptr && value->isTensor())
+          largest = std::max(largest, static_cast<size_t>(value->toTensor().numel()));
+      }
+      check_spinning_openmp_threads(largest);
     }
-    check_spinning_openmp_threads(largest);
     return execute_partition(*partition, args);
   }
 

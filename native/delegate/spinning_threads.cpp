@@ -146,10 +146,10 @@ OutputsCopiedWithoutOpenMP::~OutputsCopiedWithoutOpenMP() {
   if (outer_) outputs_copied_without_openmp = false;
 }
 
+bool spinning_check_pending() { return !outputs_copied_without_openmp && !checked.load(std::memory_order_relaxed); }
+
 void check_spinning_openmp_threads(size_t largest_tensor_elements) {
-  if (outputs_copied_without_openmp || largest_tensor_elements < kParallelCopyElements ||
-      checked.load(std::memory_order_relaxed))
-    return;
+  if (!spinning_check_pending() || largest_tensor_elements < kParallelCopyElements) return;
   if (checked.exchange(true)) return;
   std::string found = problem();
   if (!found.empty()) report_warning(found);

@@ -29,6 +29,10 @@ class OutputsCopiedWithoutOpenMP {
 // smaller outputs wake no OpenMP thread.
 constexpr size_t kParallelCopyElements = 32768;
 
+// Whether check_spinning_openmp_threads() may still warn on this thread: false once it checked, and inside
+// an OutputsCopiedWithoutOpenMP scope (execute skips counting its tensors' elements then).
+bool spinning_check_pending();
+
 // Called by each execute with its largest tensor's element count: the first one outside an
 // OutputsCopiedWithoutOpenMP scope with a tensor of kParallelCopyElements or more checks, once per process,
 // whether libgomp is loaded with more than one thread and without a short spin in the environment the

@@ -44,21 +44,26 @@ def check_method_backends(program: bytes | str, method: str, signatures: dict | 
         try:
             backends = _native.program_backends(program).get(method)
         except ValueError as error:
-            where = f"'{program}'" if isinstance(program, str) else "the program given"
-            raise RuntimeError(f"{where} is {error}: not a .pte, or one truncated or damaged (copy it again, or "
-                               "lower again)") from None
+            raise unreadable_program(program, error) from None
     if not backends:
         return False
     message = _native.unregistered_backends_message(method, backends)
     if message:
         raise RuntimeError(message)
-    if any(b == EXECUTORCH_OWN_OPENVINO_BACKEND for b, _ in backends):
-        from ..quiet import quiet_dependencies
+    if not any(b == EXECUTORCH_OWN_OPENVINO_BACKEND for b, _ in backends):
+        return False
+    from ..quiet import quiet_dependencies
 
-        with quiet_dependencies():  # executorch.runtime's first import imports torchao
-            import executorch.runtime  # noqa: F401
-    return (isinstance(program, str) and any(b == EXECUTORCH_OWN_OPENVINO_BACKEND for b, _ in backends)
-            and bool(own_openvino_backend_problem()))
+    with quiet_dependencies():  # executorch.runtime's first import imports torchao
+        import executorch.runtime  # noqa: F401
+    return isinstance(program, str) and bool(own_openvino_backend_problem())
+
+
+def unreadable_program(program, error: ValueError) -> RuntimeError:
+    """The error for `program` (a path, or bytes) that the native reader refused with `error`."""
+    where = f"'{program}'" if isinstance(program, (str, os.PathLike)) else "the program given"
+    return RuntimeError(f"{where} is {error}: not a .pte, or one truncated or damaged (copy it again, or lower "
+                        "again)")
 
 
 def explain_failed_load(program: bytes | str, method: str) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 from .. import _native  # the extension module
-from .foreign_backends import check_method_backends, explain_failed_load
+from .foreign_backends import check_method_backends, explain_failed_load, unreadable_program
 from .method_metadata import MethodMetadata
 from .method_inputs import SCALAR_TYPES, as_method_inputs, explain_fixed_number, explain_refused_inputs
 from .native_log import executorch_log, write_held_lines
@@ -188,9 +188,7 @@ def read_program(data) -> ProgramMetadata:
     try:
         return ProgramMetadata(data, _native.program_signatures(data))
     except ValueError as error:
-        where = f"'{data}'" if isinstance(data, Path) else "the program given"
-        raise RuntimeError(f"{where} is {error}: not a .pte, or one truncated or damaged (copy it again, or lower "
-                           "again)") from None
+        raise unreadable_program(data, error) from None
 
 
 class LoadedCopy:
@@ -299,11 +297,9 @@ def _file_identity(path: Path) -> tuple:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def _load(data, method_name: str, loaded: ProgramMetadata | None = None):
+def _load(data, method_name: str, loaded: ProgramMetadata):
     """``(method, program, inits)``: the inits are the delegate's, of this load only; ``loaded``: what
-    :func:`read_program` read of ``data`` (read again when ``None``)."""
-    if loaded is None:
-        loaded = read_program(data)
+    :func:`read_program` read of ``data``."""
     if method_name not in loaded.method_names:
         raise RuntimeError(f"the program has no method {method_name!r}; it has {sorted(loaded.method_names)}")
     _native.start_init_capture()

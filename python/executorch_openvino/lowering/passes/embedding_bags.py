@@ -149,7 +149,6 @@ def add_spare_bag(program: torch.export.ExportedProgram) -> int:
         args[1] = build(aten.cat.default, [indices, build(aten.full.default, [1], 0, dtype=dtype)])
         if len(args) > 7 and args[7]:  # include_last_offset: the last offset already starts the spare bag
             args[7] = False
-
         else:
             args[2] = build(aten.cat.default, [offsets, build(aten.full.default, [1], count,
                                                                 dtype=offsets.meta["val"].dtype)])
