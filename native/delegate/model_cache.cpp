@@ -18,6 +18,7 @@
 #include <process.h>
 #else
 #include <fcntl.h>  // AT_FDCWD, open
+#include <time.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -61,9 +62,10 @@ bool file_holds(const std::string& path, const void* data, size_t size) {
   return at == size && !std::ferror(f.get());
 }
 
-// Writes `data` to `path` through a temporary file in the same folder renamed
-// into place, so no reader ever sees a partial file.
-bool write_whole_file(const std::string& path, const void* data, size_t size, std::string* problem) {
+// Writes `data` to a new temporary file beside `path` (its name returned, ""
+// with `problem` set when it cannot be written), for rename_into_place: no
+// reader ever sees a partial file.
+std::string write_temporary(const std::string& path, const void* data, size_t size, std::string* problem) {
   static std::atomic<unsigned> counter{0};
 #ifdef _WIN32
   int pid = _getpid();
@@ -71,20 +73,22 @@ bool write_whole_file(const std::string& path, const void* data, size_t size, st
   int pid = static_cast<int>(::getpid());
 #endif
   const std::string temporary = path + ".tmp-" + std::to_string(pid) + "-" + std::to_string(counter.fetch_add(1));
-  {
-    File f = open_file(temporary, "wb");
-    if (!f) {
-      *problem = "could not create '" + temporary + "': " + std::strerror(errno);
-      return false;
-    }
-    bool written = size == 0 || std::fwrite(data, 1, size, f.get()) == size;
-    if (!written || std::fflush(f.get()) != 0) {
-      *problem = "could not write " + std::to_string(size) + " bytes to '" + temporary + "': " + std::strerror(errno);
-      f.reset();
-      std::remove(temporary.c_str());
-      return false;
-    }
+  File f = open_file(temporary, "wb");
+  if (!f) {
+    *problem = "could not create '" + temporary + "': " + std::strerror(errno);
+    return "";
   }
+  bool written = size == 0 || std::fwrite(data, 1, size, f.get()) == size;
+  if (!written || std::fflush(f.get()) != 0) {
+    *problem = "could not write " + std::to_string(size) + " bytes to '" + temporary + "': " + std::strerror(errno);
+    f.reset();
+    std::remove(temporary.c_str());
+    return "";
+  }
+  return temporary;
+}
+
+bool rename_into_place(const std::string& temporary, const std::string& path, std::string* problem) {
 #ifdef _WIN32
   std::remove(path.c_str());  // rename does not replace on Windows
 #endif
@@ -96,17 +100,27 @@ bool write_whole_file(const std::string& path, const void* data, size_t size, st
   return true;
 }
 
+bool write_whole_file(const std::string& path, const void* data, size_t size, std::string* problem) {
+  const std::string temporary = write_temporary(path, data, size, problem);
+  return !temporary.empty() && rename_into_place(temporary, path, problem);
+}
+
 // What identifies a file's current bytes without reading them: size,
-// modification time and inode ("" where unknown). Any write changes the time.
-std::string identity(const std::string& path) {
+// modification and change times, and inode ("" where unknown). Any write
+// changes the change time, which no writer can set back (utime sets it to now).
+// `changed_ns` gets the change time in nanoseconds since the epoch.
+std::string identity(const std::string& path, int64_t* changed_ns = nullptr) {
 #if defined(__linux__)
   // statx, not stat: glibc 2.33 gave stat a symbol version newer than manylinux_2_28 allows.
   struct statx st;
-  if (::statx(AT_FDCWD, path.c_str(), 0, STATX_SIZE | STATX_MTIME | STATX_INO, &st) != 0) return "";
+  if (::statx(AT_FDCWD, path.c_str(), 0, STATX_SIZE | STATX_MTIME | STATX_CTIME | STATX_INO, &st) != 0) return "";
+  if (changed_ns) *changed_ns = st.stx_ctime.tv_sec * int64_t(1000000000) + st.stx_ctime.tv_nsec;
   return std::to_string(st.stx_size) + " " + std::to_string(st.stx_mtime.tv_sec) + "." +
-         std::to_string(st.stx_mtime.tv_nsec) + " " + std::to_string(st.stx_ino);
+         std::to_string(st.stx_mtime.tv_nsec) + " " + std::to_string(st.stx_ctime.tv_sec) + "." +
+         std::to_string(st.stx_ctime.tv_nsec) + " " + std::to_string(st.stx_ino);
 #else
   (void)path;
+  (void)changed_ns;
   return "";
 #endif
 }
@@ -168,7 +182,8 @@ std::string cache_entry_dir(const std::string& dir, const RuntimeOptions& option
 }
 
 std::string cached_ir_path(const std::string& dir, const ParsedBlob& blob, const std::string& xml_bytes,
-                           const void* weights, bool* rewritten, std::string* problem) {
+                           const void* weights, const std::function<bool()>& blob_intact, bool* rewritten,
+                           std::string* problem) {
   *rewritten = false;
   const std::string folder = files::join(dir, "ir");
   if (!make_directory(dir) || !make_directory(folder)) {
@@ -182,14 +197,36 @@ std::string cached_ir_path(const std::string& dir, const ParsedBlob& blob, const
   const std::string stamp = files::join(folder, blob.digest + ".checked");
   const std::string xml_id = identity(xml), bin_id = identity(bin);
   if (!xml_id.empty() && !bin_id.empty() && read_small_file(stamp) == xml_id + "\n" + bin_id + "\n") return xml;
+  // Compared and written while the blob's checksum is checked on its own
+  // thread; nothing is put in place before it passed.
   const bool xml_there = files::exists(xml), bin_there = files::exists(bin);
+  std::string xml_temporary, bin_temporary;
+  auto remove_temporaries = [&] {
+    if (!xml_temporary.empty()) std::remove(xml_temporary.c_str());
+    if (!bin_temporary.empty()) std::remove(bin_temporary.c_str());
+  };
   if (!xml_there || !file_holds(xml, xml_bytes.data(), xml_bytes.size())) {
     *rewritten = *rewritten || xml_there;
-    if (!write_whole_file(xml, xml_bytes.data(), xml_bytes.size(), problem)) return "";
+    xml_temporary = write_temporary(xml, xml_bytes.data(), xml_bytes.size(), problem);
+    if (xml_temporary.empty()) return "";
   }
   if (!bin_there || !file_holds(bin, weights, blob.weights_size)) {
     *rewritten = *rewritten || bin_there;
-    if (!write_whole_file(bin, weights, blob.weights_size, problem)) return "";
+    bin_temporary = write_temporary(bin, weights, blob.weights_size, problem);
+    if (bin_temporary.empty()) {
+      remove_temporaries();
+      return "";
+    }
+  }
+  if (!blob_intact()) {  // nothing is kept from a damaged blob
+    remove_temporaries();
+    problem->clear();
+    return "";
+  }
+  if ((!xml_temporary.empty() && !rename_into_place(xml_temporary, xml, problem)) ||
+      (!bin_temporary.empty() && !rename_into_place(bin_temporary, bin, problem))) {
+    remove_temporaries();
+    return "";
   }
   const std::string checked = identity(xml) + "\n" + identity(bin) + "\n";
   std::string ignored;  // without a stamp the next load compares the bytes again
@@ -224,6 +261,11 @@ bool ir_files_hold(const std::string& ir_path, const std::string& xml, const voi
   return file_holds(ir_path, xml.data(), xml.size()) && file_holds(bin, weights, weights_size);
 }
 
+std::string ir_files_identity(const std::string& ir_path) {
+  const std::string xml = identity(ir_path), bin = identity(ir_path.substr(0, ir_path.size() - 4) + ".bin");
+  return xml.empty() || bin.empty() ? "" : xml + "\n" + bin;
+}
+
 std::vector<std::string> entry_files(const std::string& entry_dir) {
   std::vector<std::string> found;
   for (const std::string& name : files::list_directory(entry_dir)) {
@@ -252,15 +294,55 @@ std::string size_and_crc(const std::string& path) {
 }
 }  // namespace
 
+namespace {
+// The file's identity, when it can vouch for the bytes just read: unchanged
+// across the read (`before`), and changed at least 20 ms before the read
+// ended. A write in the same tick of the kernel's file clock (up to 10 ms)
+// as the one that made `before` could leave the times as they were (the race
+// git calls "racy"), so a younger file is read again next time instead.
+std::string settled_identity(const std::string& path, const std::string& before) {
+#if defined(__linux__)
+  int64_t changed_ns = 0;
+  const std::string after = identity(path, &changed_ns);
+  struct timespec now;
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  const int64_t now_ns = now.tv_sec * int64_t(1000000000) + now.tv_nsec;
+  if (after.empty() || after != before || now_ns - changed_ns < 20000000) return "";
+  return after;
+#else
+  (void)path;
+  (void)before;
+  return "";
+#endif
+}
+}  // namespace
+
 bool entry_matches_record(const std::string& entry) {
   const std::string recorded = read_small_file(entry + ".exov-crc");
-  return !recorded.empty() && size_and_crc(entry) == recorded;
+  const size_t line_end = recorded.find('\n');
+  if (recorded.empty() || line_end == std::string::npos) return false;
+  const std::string recorded_crc = recorded.substr(0, line_end + 1);
+  // Unchanged since its bytes were last read and found equal to the record: not read again.
+  const std::string now = identity(entry);
+  if (!now.empty() && recorded.substr(line_end + 1) == now + "\n") return true;
+  if (size_and_crc(entry) != recorded_crc) return false;
+  const std::string settled = settled_identity(entry, now);  // copied or touched, not changed: vouched for again
+  std::string ignored;
+  if (!settled.empty()) {
+    const std::string record = recorded_crc + settled + "\n";
+    write_whole_file(entry + ".exov-crc", record.data(), record.size(), &ignored);
+  }
+  return true;
 }
 
 void record_entry(const std::string& entry) {
-  const std::string record = size_and_crc(entry);
-  std::string ignored;  // without a record the entry is compiled again next time
-  if (!record.empty()) write_whole_file(entry + ".exov-crc", record.data(), record.size(), &ignored);
+  const std::string before = identity(entry);
+  std::string record = size_and_crc(entry);
+  if (record.empty()) return;  // without a record the entry is compiled again next time
+  const std::string settled = settled_identity(entry, before);
+  if (!settled.empty()) record += settled + "\n";
+  std::string ignored;
+  write_whole_file(entry + ".exov-crc", record.data(), record.size(), &ignored);
 }
 
 void remove_entry(const std::string& entry) {

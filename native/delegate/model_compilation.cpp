@@ -79,12 +79,12 @@ void report_unreadable_ir(const std::string& xml) {
 // False with `problem` set when the cache cannot be used (the caller compiles
 // from memory).
 bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob, const std::string& xml,
-                           const void* weights, const std::string& cache_dir, ov_compiled_model_t** compiled,
-                           std::string* problem) {
+                           const void* weights, const std::function<bool()>& blob_intact, const std::string& cache_dir,
+                           ov_compiled_model_t** compiled, std::string* problem) {
   OpenVINOLibrary& library = OpenVINOLibrary::instance();
   const OpenVINOApi& api = library.api();
   bool rewritten = false;
-  const std::string path = cached_ir_path(cache_dir, blob, xml, weights, &rewritten, problem);
+  const std::string path = cached_ir_path(cache_dir, blob, xml, weights, blob_intact, &rewritten, problem);
   if (path.empty()) return false;
   if (rewritten) {
     report_warning("init: the model cache's IR files for this partition (" + path +
@@ -118,6 +118,7 @@ bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob
   for (int attempt = 0; attempt < 2; ++attempt) {
     const std::vector<std::string> entries_before = entry_files(entry_dir);
     const std::vector<std::string> mapped_before = mapped_files_under(mapped_under);
+    const std::string ir_before = ir_files_identity(path);
     ov_status_e status = compile();
     if (status != OK) {
       *problem = ov_message("OpenVINO could not use the model cache folder '" + entry_dir + "'");
@@ -135,8 +136,10 @@ bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob
       for (const std::string& f : imported) remove_entry(f);
       continue;
     }
-    // Compiled from the IR file: it must have been the program's.
-    if (!ir_files_hold(path, xml, weights, blob.weights_size)) {
+    // Compiled from the IR file: it must have been the program's (cached_ir_path made it so; read
+    // again only when something wrote it since).
+    const bool ir_untouched = !ir_before.empty() && ir_files_identity(path) == ir_before;
+    if (!ir_untouched && !ir_files_hold(path, xml, weights, blob.weights_size)) {
       report_warning("init: the model cache's IR files (" + path +
                      ") changed while they were compiled; written "
                      "again and compiled again");
@@ -147,7 +150,7 @@ bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob
         }
       }
       std::remove(path.c_str());  // written again from the program by the next cached_ir_path
-      if (cached_ir_path(cache_dir, blob, xml, weights, &rewritten, problem).empty()) return false;
+      if (cached_ir_path(cache_dir, blob, xml, weights, blob_intact, &rewritten, problem).empty()) return false;
       continue;
     }
     for (const std::string& e : entry_files(entry_dir)) {
@@ -164,8 +167,10 @@ bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob
 
 // From memory: OpenVINO reads the IR `xml` with its weights in `weights`
 // (model_weights.h), then compiles it.
+// A failure is reported only for an intact blob: `blob_intact` false returns
+// DelegateInvalidCompatibility for the caller to report the checksum.
 Error compile_from_memory(const RuntimeOptions& options, const std::string& xml, ModelWeights& weights,
-                          ov_compiled_model_t** compiled) {
+                          const std::function<bool()>& blob_intact, ov_compiled_model_t** compiled) {
   OpenVINOLibrary& library = OpenVINOLibrary::instance();
   const OpenVINOApi& api = library.api();
   ov_tensor_t* weights_tensor = nullptr;
@@ -181,6 +186,7 @@ Error compile_from_memory(const RuntimeOptions& options, const std::string& xml,
       api.ov_core_read_model_from_memory_buffer(library.core(), xml.data(), xml.size(), weights_tensor, &model);
   if (weights_tensor) api.ov_tensor_free(weights_tensor);
   if (status != OK) {
+    if (!blob_intact()) return Error::DelegateInvalidCompatibility;
     report_unreadable_ir(xml);
     return Error::InvalidProgram;
   }
@@ -192,6 +198,7 @@ Error compile_from_memory(const RuntimeOptions& options, const std::string& xml,
   }
   api.ov_model_free(model);
   if (status != OK) {
+    if (!blob_intact()) return Error::DelegateInvalidCompatibility;
     report_error(ov_message("init: OpenVINO could not compile the model for device '" + options.device + "'"));
     return Error::InvalidProgram;
   }
@@ -211,27 +218,55 @@ Error compile_blob(const RuntimeOptions& options, const ParsedBlob& blob, const 
   // it until its weights are copied (or the cache is filled from it).
   const std::string xml(blob.xml, blob.xml_size);
   std::string error;
-  std::unique_ptr<ModelWeights> weights = ModelWeights::for_blob(blob, &error, /*copy=*/false);
+  std::unique_ptr<ModelWeights> weights = ModelWeights::for_blob(blob, &error, /*copy=*/cache_dir.empty());
+  if (!weights && cache_dir.empty()) {
+    report_error("init: " + error);
+    return Error::MemoryAllocationFailed;
+  }
+  // The blob's checksum is checked while OpenVINO compiles or imports, over
+  // the bytes it reads; nothing is written from the blob and no model is
+  // returned before it passed (declared after `weights`, so joined before
+  // they go).
+  const void* weight_bytes = weights ? weights->data() : blob.weights;
+  ChecksumInBackground::ReadPart drop_read_pages = nullptr;
+  if (weights && weights->source() == ModelWeights::Source::kFileMapping) {
+    drop_read_pages = [](const uint8_t* start, size_t size) { drop_file_pages_within(start, size); };
+  }
+  ChecksumInBackground checksum(blob, weight_bytes, drop_read_pages);
+  std::string checksum_error;
+  auto blob_intact = [&] { return checksum.passed(&checksum_error); };
+  auto checksum_failed = [&](ov_compiled_model_t* compiled) {
+    if (compiled) OpenVINOLibrary::instance().api().ov_compiled_model_free(compiled);
+    report_error("init: " + checksum_error);
+    return Error::DelegateInvalidCompatibility;
+  };
   if (weights) release_blob();
   ov_compiled_model_t* compiled = nullptr;
   std::string cache_problem;
-  if (!cache_dir.empty() && !compile_through_cache(options, blob, xml, weights ? weights->data() : blob.weights,
-                                                   cache_dir, &compiled, &cache_problem)) {
+  if (!cache_dir.empty() &&
+      !compile_through_cache(options, blob, xml, weight_bytes, blob_intact, cache_dir, &compiled, &cache_problem)) {
+    if (!blob_intact()) return checksum_failed(compiled);
     // The cache only saves time: an unusable folder must not stop the load.
     cache_problem += ", so the model was compiled without it";
     report_warning("init: " + cache_problem + ". Fix the folder or call set_cache_dir again.");
   }
   const bool from_cache_folder = compiled != nullptr;
   if (!compiled) {
-    if (!weights) weights = ModelWeights::for_blob(blob, &error);  // a copy
+    if (!weights) {
+      if (!blob_intact()) return checksum_failed(nullptr);  // it reads the blob, which goes next
+      weights = ModelWeights::for_blob(blob, &error);       // a copy
+    }
     if (!weights) {
       report_error("init: " + error);
       return Error::MemoryAllocationFailed;
     }
     release_blob();
-    Error e = compile_from_memory(options, xml, *weights, &compiled);
+    Error e = compile_from_memory(options, xml, *weights, blob_intact, &compiled);
+    if (e == Error::DelegateInvalidCompatibility) return checksum_failed(nullptr);
     if (e != Error::Ok) return e;
   }
+  if (!blob_intact()) return checksum_failed(compiled);
+  if (weights) weights->set_weights_crc(checksum.weights_crc());
   release_blob();
   CompileReport report = compile_report(options, compiled, cache_problem);
   // Through the cache, a file mapping of the .pte is kept only to tell

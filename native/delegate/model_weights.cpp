@@ -131,7 +131,6 @@ std::string mapped_file_key(const void* address) {
 std::unique_ptr<ModelWeights> ModelWeights::for_blob(const ParsedBlob& blob, std::string* error, bool copy) {
   std::unique_ptr<ModelWeights> w(new ModelWeights());
   w->size_ = blob.weights_size;
-  w->weights_crc_ = blob.weights_crc;
   if (blob.weights_size == 0) return w;
 #if defined(__linux__)
   // OpenVINO reads constants in place from 64-byte aligned weights (the copy

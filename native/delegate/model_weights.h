@@ -76,6 +76,8 @@ class ModelWeights {
   // again with the same bytes is fine). A file replaced by a rename is fine:
   // the mapping keeps the old one. Always true for a copy.
   bool file_unchanged(std::string* error);
+  // The weights' CRC-32 that file_unchanged compares with (the blob's checksum's check computes it).
+  void set_weights_crc(uint32_t crc) { weights_crc_ = crc; }
 
  private:
   ModelWeights() = default;

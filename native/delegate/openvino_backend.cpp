@@ -58,7 +58,8 @@ Error read_partition(ArrayRef<CompileSpec> compile_specs, FreeableBuffer* proces
     report_error("init: " + error);
     return Error::InvalidArgument;
   }
-  if (!parse_processed_blob(processed->data(), processed->size(), blob, &error)) {
+  // The checksum over the weights is checked beside the compile (compile_blob) or before sharing.
+  if (!parse_blob_layout(processed->data(), processed->size(), blob, &error)) {
     report_error("init: " + error);
     return Error::DelegateInvalidCompatibility;
   }
@@ -114,6 +115,11 @@ Error compiled_model_for(const BackendInitContext& context, const RuntimeOptions
   }
   *model = find_compiled_model(options, blob);
   *shared = *model != nullptr;
+  uint32_t weights_crc = 0;
+  if (*shared && !weights_match_checksum(blob, blob.weights, &weights_crc, &error)) {
+    report_error("init: " + error);
+    return Error::DelegateInvalidCompatibility;
+  }
   if (!*shared) {
     Error e = compile_blob(options, blob, cache_dir, [processed] { processed->Free(); }, model);
     if (e != Error::Ok) return e;

@@ -57,8 +57,8 @@ std::atomic<uint64_t> outputs_copied{0};
 
 // Sets `data` with `dims` as port `i` of the request, unless `bound` already holds them.
 template <typename Sizes>
-bool bind(Partition& partition, bool input, size_t i, ov_element_type_e type, void* data, const Sizes& dims,
-          BoundBuffer* bound) {
+bool bind_to_request(Partition& partition, bool input, size_t i, ov_element_type_e type, void* data, const Sizes& dims,
+                     BoundBuffer* bound) {
   if (bound->same(data, dims)) return true;
   const OpenVINOApi& api = OpenVINOLibrary::instance().api();
   bound->known = false;  // until the new binding succeeds; `data` keeps the old buffer
@@ -94,7 +94,7 @@ Error bind_int_input(Partition& partition, size_t i, int64_t value) {
   }
   BoundBuffer& bound = partition.bound_inputs[i];
   bound.scalar = value;
-  if (!bind(partition, true, i, I64, &bound.scalar, port.shape, &bound)) {
+  if (!bind_to_request(partition, true, i, I64, &bound.scalar, port.shape, &bound)) {
     report_error(ov_message(which() + ": could not bind it to the infer request"));
     return Error::InvalidArgument;
   }
@@ -155,7 +155,7 @@ Error bind_input(Partition& partition, size_t i, EValue& value) {
   // OpenVINO refuses a null host pointer even for zero elements.
   static uint64_t empty_storage = 0;
   void* data = in.numel() == 0 ? &empty_storage : in.mutable_data_ptr();
-  if (!bind(partition, true, i, type, data, in.sizes(), &partition.bound_inputs[i])) {
+  if (!bind_to_request(partition, true, i, type, data, in.sizes(), &partition.bound_inputs[i])) {
     report_error(ov_message(which() + ": could not bind it to the infer request"));
     return Error::InvalidArgument;
   }
@@ -191,7 +191,7 @@ Error bind_output(Partition& partition, size_t i, EValue& value) {
   const bool in_place = port.is_static && !port.aliases_input && port.byte_size == out.nbytes() && port.byte_size > 0;
   partition.copy_after[i] = !in_place;
   if (in_place) {
-    if (!bind(partition, false, i, port.type, out.mutable_data_ptr(), port.shape, &bound)) {
+    if (!bind_to_request(partition, false, i, port.type, out.mutable_data_ptr(), port.shape, &bound)) {
       report_error(ov_message("execute: could not bind output " + std::to_string(i)));
       return Error::Internal;
     }

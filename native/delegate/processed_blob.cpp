@@ -6,6 +6,11 @@
 
 #include <cstdio>
 #include <cstring>
+#include <utility>
+
+#ifdef __linux__
+#include <pthread.h>
+#endif
 
 namespace executorch_openvino {
 namespace {
@@ -24,7 +29,7 @@ bool section_fits(uint64_t offset, uint64_t length, size_t size) {
 
 }  // namespace
 
-bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::string* error) {
+bool parse_blob_layout(const void* data, size_t size, ParsedBlob* out, std::string* error) {
   const auto* bytes = static_cast<const uint8_t*>(data);
   const std::string relower = " Lower the model again with this version of executorch-openvino.";
   if (bytes == nullptr || size == 0) {
@@ -73,30 +78,17 @@ bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::s
              "-byte blob: the blob is truncated or corrupt." + relower;
     return false;
   }
-  // Last, so that a damaged field is named above; this reads every byte once.
-  uint32_t stored = read_u32(bytes + kChecksumOffset);
-  // In three parts, so that the weights' own CRC comes with the one pass
-  // (ModelWeights checks a mapped file again with it): before, the weights, after.
+  // The bytes around the weights: the XML (a few hundred KiB), the header and padding.
   const size_t weights_end = static_cast<size_t>(bin_offset + bin_size);
-  uLong before = crc32_z(crc32_z(0L, bytes, kChecksumOffset), bytes + kChecksumOffset + 4,
-                         static_cast<size_t>(bin_offset) - kChecksumOffset - 4);
-  uLong weights_crc = crc32_z(0L, bytes + bin_offset, static_cast<size_t>(bin_size));
-  uLong after = crc32_z(0L, bytes + weights_end, size - weights_end);
-  uLong computed = crc32_combine(crc32_combine(before, weights_crc, static_cast<z_off_t>(bin_size)), after,
-                                 static_cast<z_off_t>(size - weights_end));
-  if (stored != static_cast<uint32_t>(computed)) {
-    char detail[64];
-    std::snprintf(detail, sizeof detail, "stored 0x%08x, computed 0x%08x", unsigned(stored), unsigned(computed));
-    *error = std::string("the processed blob's checksum does not match (") + detail +
-             "): its bytes changed after lowering (a damaged copy, download or disk)." + relower;
-    return false;
-  }
+  out->head_crc = static_cast<uint32_t>(crc32_z(crc32_z(0L, bytes, kChecksumOffset), bytes + kChecksumOffset + 4,
+                                                static_cast<size_t>(bin_offset) - kChecksumOffset - 4));
+  out->tail_crc = static_cast<uint32_t>(crc32_z(0L, bytes + weights_end, size - weights_end));
+  out->tail_size = size - weights_end;
   out->xml = reinterpret_cast<const char*>(bytes + xml_offset);
   out->xml_size = static_cast<size_t>(xml_size);
   out->weights = bytes + bin_offset;
   out->weights_size = static_cast<size_t>(bin_size);
-  out->checksum = stored;
-  out->weights_crc = static_cast<uint32_t>(weights_crc);
+  out->checksum = read_u32(bytes + kChecksumOffset);
   static const char hex[] = "0123456789abcdef";
   out->digest.clear();
   for (size_t i = 0; i < kDigestSize; ++i) {
@@ -105,6 +97,96 @@ bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::s
   }
   return true;
 }
+
+bool weights_match_checksum(const ParsedBlob& blob, const void* weights, uint32_t* weights_crc, std::string* error,
+                            const std::function<void(const uint8_t*, size_t)>& read) {
+  const auto* bytes = static_cast<const uint8_t*>(weights);
+  constexpr size_t kPart = size_t(4) << 20;
+  uLong crc = crc32_z(0L, nullptr, 0);
+  for (size_t at = 0; at < blob.weights_size; at += kPart) {
+    const size_t n = std::min(kPart, blob.weights_size - at);
+    crc = crc32_z(crc, bytes + at, n);
+    if (read) read(bytes + at, n);
+  }
+  uLong computed = crc32_combine(crc32_combine(blob.head_crc, crc, static_cast<z_off_t>(blob.weights_size)),
+                                 blob.tail_crc, static_cast<z_off_t>(blob.tail_size));
+  *weights_crc = static_cast<uint32_t>(crc);
+  if (blob.checksum == static_cast<uint32_t>(computed)) return true;
+  char detail[64];
+  std::snprintf(detail, sizeof detail, "stored 0x%08x, computed 0x%08x", unsigned(blob.checksum), unsigned(computed));
+  *error = std::string("the processed blob's checksum does not match (") + detail +
+           "): its bytes changed after lowering (a damaged copy, download or disk)." +
+           " Lower the model again with this version of executorch-openvino.";
+  return false;
+}
+
+bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::string* error) {
+  // The fields first, so that a damaged one is named; then every byte once.
+  return parse_blob_layout(data, size, out, error) &&
+         weights_match_checksum(*out, out->weights, &out->weights_crc, error);
+}
+
+struct ChecksumInBackground::State {
+  ParsedBlob blob;
+  const void* weights = nullptr;
+  ChecksumInBackground::ReadPart read;
+  bool checked = false, passed = false;
+  uint32_t weights_crc = 0;
+  std::string error;
+#ifdef __linux__
+  pthread_t thread;
+  bool started = false;
+#endif
+  void check() {
+    passed = weights_match_checksum(blob, weights, &weights_crc, &error, read);
+    checked = true;
+  }
+};
+
+namespace {
+#ifdef __linux__
+// pthreads, not std::thread: the static libstdc++ calls pthread_create at glibc
+// 2.34's symbol version, newer than manylinux_2_28 allows (glibc_2_28.h).
+void* check_in_background(void* state) {
+  static_cast<ChecksumInBackground::State*>(state)->check();
+  return nullptr;
+}
+#endif
+}  // namespace
+
+ChecksumInBackground::ChecksumInBackground(const ParsedBlob& blob, const void* weights, ReadPart read)
+    : state_(std::make_unique<State>()) {
+  state_->blob = blob;
+  state_->weights = weights;
+  state_->read = std::move(read);
+#ifdef __linux__
+  state_->started = pthread_create(&state_->thread, nullptr, &check_in_background, state_.get()) == 0;
+#endif
+}
+
+ChecksumInBackground::~ChecksumInBackground() { join(); }
+
+void ChecksumInBackground::join() {
+#ifdef __linux__
+  if (state_->started) {
+    pthread_join(state_->thread, nullptr);
+    state_->started = false;
+  }
+#endif
+}
+
+void ChecksumInBackground::wait() {
+  join();
+  if (!state_->checked) state_->check();  // no thread to be had: checked now
+}
+
+bool ChecksumInBackground::passed(std::string* error) {
+  wait();
+  if (!state_->passed) *error = state_->error;
+  return state_->passed;
+}
+
+uint32_t ChecksumInBackground::weights_crc() const { return state_->weights_crc; }
 
 std::string lowered_with_openvino(const char* xml, size_t xml_size) {
   // Ours first; then what OpenVINO itself records, for programs lowered before

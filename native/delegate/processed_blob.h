@@ -25,6 +25,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 
 namespace executorch_openvino {
@@ -48,14 +50,59 @@ struct ParsedBlob {
   size_t weights_size = 0;
   uint32_t checksum = 0;     // the header's CRC-32, checked against the bytes
   std::string digest;        // the header's SHA-256, 64 lowercase hex digits
-  uint32_t weights_crc = 0;  // zlib's CRC-32 of the weights section alone
+  uint32_t weights_crc = 0;  // zlib's CRC-32 of the weights section alone (set by the checksum's check)
   std::string file_key;      // set by init: mapped_file_key of the weights (model_weights.h)
+  // zlib's CRC-32 of the bytes before the weights (the checksum field left
+  // out) and of the `tail_size` bytes after them: the checksum is these and
+  // the weights' CRC combined.
+  uint32_t head_crc = 0, tail_crc = 0;
+  size_t tail_size = 0;
 };
 
 // Checks every field, then the checksum, before use. Returns false with
 // `error` naming the field and what to do when the blob is truncated, foreign,
 // changed since lowering, or from another version.
 bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::string* error);
+
+// parse_processed_blob without reading the weights: every field checked, the
+// CRC-32 of the XML and the header computed (head_crc, tail_crc), the
+// checksum left to weights_match_checksum.
+bool parse_blob_layout(const void* data, size_t size, ParsedBlob* out, std::string* error);
+
+// Whether `weights` (`blob.weights_size` bytes, the blob's weights or a
+// mapping or copy of them) complete the blob's checksum; sets `*weights_crc`,
+// or `error` as parse_processed_blob would. `read`, when given, is called
+// with each part of the weights once it has been read.
+bool weights_match_checksum(const ParsedBlob& blob, const void* weights, uint32_t* weights_crc, std::string* error,
+                            const std::function<void(const uint8_t*, size_t)>& read = nullptr);
+
+// The checksum's check over the weights on a thread of its own (Linux;
+// elsewhere when asked), started by the constructor, so that it costs no
+// time beside OpenVINO's compile or import (40 ms for MiniLM's 86 MiB,
+// docs/design.md); `weights` must stay readable until passed() returned or
+// the object is gone. `read` is called on the thread with each 4 MiB read
+// (to drop the pages of a file mapping, which would otherwise add the whole
+// weights to the process's resident memory during the compile).
+class ChecksumInBackground {
+ public:
+  using ReadPart = std::function<void(const uint8_t* start, size_t size)>;
+  ChecksumInBackground(const ParsedBlob& blob, const void* weights, ReadPart read);
+  ~ChecksumInBackground();
+  ChecksumInBackground(const ChecksumInBackground&) = delete;
+  ChecksumInBackground& operator=(const ChecksumInBackground&) = delete;
+
+  // Waits for the check; the same answer on every call. `error` as parse_processed_blob's.
+  bool passed(std::string* error);
+  // The weights' CRC-32, once passed() returned true.
+  uint32_t weights_crc() const;
+
+  struct State;
+
+ private:
+  void join();
+  void wait();
+  std::unique_ptr<State> state_;
+};
 
 // The OpenVINO version that wrote the IR's XML (kLoweredWithKey, else what
 // OpenVINO records itself), or "" when none is recorded or it is not a short

@@ -130,6 +130,38 @@ def test_a_flipped_weight_byte_fails_init_instead_of_changing_results(good_pte):
     assert not torch.equal(run(resealed, INPUT)[0], run(good_pte, INPUT)[0])
 
 
+@pytest.mark.parametrize("where", ["warm cache, from a file", "warm cache, from memory", "cold cache",
+                                   "beside a loaded copy"])
+def test_a_flipped_weight_byte_fails_init_wherever_the_compiled_model_comes_from(good_pte, tmp_path, where):
+    # The weights' checksum is checked beside OpenVINO's import or compile, not before it: a compiled model
+    # that the cache or this process already holds must not hide a damaged program, and a cache filled from
+    # one must keep nothing of it.
+    at, _ = _blob(good_pte)
+    weights_offset = processed_blob.read_header(good_pte, at).weights_offset
+    flipped = _patched(good_pte, weights_offset + 5, bytes([good_pte[at + weights_offset + 5] ^ 0x40]))
+    (tmp_path / "flipped.pte").write_bytes(flipped)
+    cache = tmp_path / "cache"
+    kept = None
+    try:
+        if "cache" in where:
+            exov.set_cache_dir(cache)
+        if where.startswith("warm cache"):
+            run(good_pte, INPUT)
+            exov.load_method(good_pte)
+            assert exov.last_compile_report()["loaded_from_cache"] is True
+        if where == "beside a loaded copy":
+            kept = exov.load_method(good_pte)
+        source = flipped if where.endswith("memory") else tmp_path / "flipped.pte"
+        with pytest.raises(RuntimeError, match=re.escape(CHECKSUM)):
+            exov.load_method(source)
+        if where == "cold cache":
+            assert not [p for p in cache.rglob("*") if p.suffix in (".bin", ".xml", ".blob") or ".tmp-" in p.name]
+    finally:
+        exov.set_cache_dir(None)
+    if kept is not None:
+        assert_matches_eager(kept.execute(list(INPUT)), eager(_model_with_same_weights(), INPUT))
+
+
 def test_randomly_flipped_bytes_anywhere_in_the_blob_all_fail_init(good_pte):
     # executorch 1.5.1's bundled OpenVINO delegate ran 5 of 12 such programs without an error (issue 5).
     at, size = _blob(good_pte)
