@@ -37,7 +37,7 @@ class BundledLocal(ExecutorchProgram):
         from executorch.exir import to_edge_transform_and_lower
         from executorch.exir.backend.compile_spec_schema import CompileSpec
 
-        exported = torch.export.export(case.module, case.inputs)
+        exported = case.export()
         partitioner = OpenvinoPartitioner([CompileSpec("device", b"CPU")])
         return to_edge_transform_and_lower(exported, partitioner=[partitioner]).to_executorch()
 

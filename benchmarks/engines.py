@@ -12,6 +12,7 @@ import collections
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -169,7 +170,7 @@ class Delegate(ThisDelegateProgram):
     def _lower(self, case):
         import executorch_openvino as exov
 
-        return exov.lower(case.module, case.inputs)
+        return exov.lower(case.module, case.inputs, dynamic_shapes=case.dynamic_shapes)
 
 
 class DelegateFast(ThisDelegateProgram):
@@ -178,7 +179,7 @@ class DelegateFast(ThisDelegateProgram):
     def _lower(self, case):
         import executorch_openvino as exov
 
-        return exov.lower(case.module, case.inputs, numerics="fast")
+        return exov.lower(case.module, case.inputs, dynamic_shapes=case.dynamic_shapes, numerics="fast")
 
 
 class DelegateDecomposed(ThisDelegateProgram):
@@ -194,7 +195,7 @@ class DelegateDecomposed(ThisDelegateProgram):
         saved = dict(kept_operations.KEPT)
         kept_operations.KEPT.clear()
         try:
-            return exov.lower(case.module, case.inputs)
+            return exov.lower(case.module, case.inputs, dynamic_shapes=case.dynamic_shapes)
         finally:
             kept_operations.KEPT.update(saved)
 
@@ -209,7 +210,50 @@ class DelegateThroughExecutorchRuntime(ExecutorchProgram):
     def _lower(self, case):
         import executorch_openvino as exov
 
-        return exov.lower(case.module, case.inputs)
+        return exov.lower(case.module, case.inputs, dynamic_shapes=case.dynamic_shapes)
+
+
+class DelegateThroughRunner(ExecutorchProgram):
+    """This delegate's default program run by ``executorch-openvino-run``, the C++ runner on ExecuTorch's
+    ``Module`` (the door of a C++ application): one process per round, started and loaded outside the timed
+    runs, which it times itself (``--times``: each run's milliseconds, the first run left out). No Python is
+    in its times: against OpenVINO's Python API, a model as small as tiny_add measures the Python layer."""
+
+    key, label = "delegate_runner", "this delegate via the C++ runner (Module)"
+    counts_ir = True
+
+    def _lower(self, case):
+        import executorch_openvino as exov
+
+        return exov.lower(case.module, case.inputs, dynamic_shapes=case.dynamic_shapes)
+
+    def _load(self):
+        import numpy as np
+
+        self.arguments = [str(self.pte)]
+        for i, tensor in enumerate(self.inputs):
+            path = self.pte.with_name(f"{self.pte.stem}.input{i}.npy")
+            np.save(path, tensor.numpy())
+            self.arguments += ["--input", str(path)]
+        self.outputs = self.pte.with_name(f"{self.pte.stem}.outputs")
+
+    def _run(self, *arguments: str) -> str:
+        command = [str(Path(sys.executable).with_name("executorch-openvino-run")), *self.arguments, *arguments]
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"executorch-openvino-run failed ({result.returncode}): {result.stderr[-1500:]}")
+        return result.stdout
+
+    def call(self):
+        import numpy as np
+
+        self._run("--iterations", "0", "--output-dir", str(self.outputs))
+        return torch.from_numpy(np.load(self.outputs / "output_0.npy"))
+
+    def time_calls(self, calls: int) -> list[float]:
+        stdout = self._run("--iterations", str(calls), "--times")
+        line = next(line for line in stdout.splitlines() if line.startswith("run times ms:"))
+        return [float(ms) / 1e3 for ms in line.split(":", 1)[1].split()]
 
 
 class Xnnpack(ExecutorchProgram):
@@ -219,8 +263,7 @@ class Xnnpack(ExecutorchProgram):
         from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
         from executorch.exir import to_edge_transform_and_lower
 
-        exported = torch.export.export(case.module, case.inputs)
-        return to_edge_transform_and_lower(exported, partitioner=[XnnpackPartitioner()]).to_executorch()
+        return to_edge_transform_and_lower(case.export(), partitioner=[XnnpackPartitioner()]).to_executorch()
 
 
 class Portable(ExecutorchProgram):
@@ -229,7 +272,7 @@ class Portable(ExecutorchProgram):
     def _lower(self, case):
         from executorch.exir import to_edge
 
-        return to_edge(torch.export.export(case.module, case.inputs)).to_executorch()
+        return to_edge(case.export()).to_executorch()
 
 
 def openvino_model(case):
@@ -251,7 +294,7 @@ def openvino_model(case):
     from executorch_openvino.lowering.conversion import convert_partition
     from executorch_openvino.lowering.passes.zero_dim_integer_dtypes import keep_zero_dim_integer_dtypes
 
-    exported = torch.export.export(case.module, tuple(contiguous(t) for t in case.inputs))
+    exported = case.export(tuple(contiguous(t) for t in case.inputs))
     keep_zero_dim_integer_dtypes(exported)
     fold_constant_integer_cumsums(exported)
     # Every kept operation stays whole here (the bench's models are float32, where the partitioner keeps them).
@@ -281,7 +324,7 @@ class OpenVINOConvert(Engine):
     def _model(self, case):
         import openvino as ov
 
-        return ov.convert_model(torch.export.export(case.module, case.inputs))
+        return ov.convert_model(case.export())
 
     def _prepare(self, case, workdir):
         import openvino as ov
@@ -377,4 +420,4 @@ class BundledOpenVINO(Engine):
 
 
 LOCAL_ENGINES = [OpenVINOConvert, OpenVINOSameIr, Delegate, DelegateFast, DelegateDecomposed,
-                 DelegateThroughExecutorchRuntime, Xnnpack, Portable, Eager]
+                 DelegateThroughExecutorchRuntime, DelegateThroughRunner, Xnnpack, Portable, Eager]

@@ -372,6 +372,11 @@ int report(const Options& o, const Runs& runs, double load_ms) {
     for (double t : times) mean += t / times.size();
     std::printf("%zu timed runs: median %.3f ms, mean %.3f ms, min %.3f ms\n", times.size(), sorted[sorted.size() / 2],
                 mean, sorted.front());
+    if (o.print_times) {
+      std::printf("run times ms:");
+      for (double t : times) std::printf(" %.4f", t);
+      std::printf("\n");
+    }
   }
   int status = 0;
   std::string error;

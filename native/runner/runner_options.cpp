@@ -12,7 +12,7 @@ namespace {
 const char kUsage[] =
     "usage: executorch-openvino-run PROGRAM.pte [--list] [--method NAME]\n"
     "           [--input FILE.npy | --input int:N | --input float:X | --input bool:0|1]...\n"
-    "           [--random-inputs] [--seed N] [--output-dir DIR] [--iterations N] [--openvino-lib PATH]\n"
+    "           [--random-inputs] [--seed N] [--output-dir DIR] [--iterations N] [--times] [--openvino-lib PATH]\n"
     "\n"
     "  --list            print every method's inputs and outputs, then stop\n"
     "  --method NAME     the method to run (default: forward)\n"
@@ -22,6 +22,7 @@ const char kUsage[] =
     "                    SplitMix64, the same numbers on every machine)\n"
     "  --output-dir DIR  write output i as DIR/output_<i>.npy\n"
     "  --iterations N    timed runs after the first (default 10); the summary gives their median and mean\n"
+    "  --times           also print each timed run's milliseconds, in order (\"run times ms: ...\")\n"
     "  --openvino-lib P  the OpenVINO C library to use. Without it: OPENVINO_LIB_PATH, then the pip openvino\n"
     "                    package beside this runner's package, then an install tree named by INTEL_OPENVINO_DIR,\n"
     "                    then CONDA_PREFIX, then the system's library search path\n";
@@ -57,6 +58,8 @@ int parse_arguments(int argc, char** argv, Options* o) {
       o->list = true;
     } else if (arg == "--random-inputs") {
       o->random_inputs = true;
+    } else if (arg == "--times") {
+      o->print_times = true;
     } else if (arg == "--method" || arg == "--input" || arg == "--output-dir" || arg == "--iterations" ||
                arg == "--seed" || arg == "--openvino-lib") {
       const char* v = value(arg.c_str());

@@ -16,6 +16,7 @@ struct Options {
   uint64_t seed = 0;
   std::string output_dir;
   long iterations = 10;
+  bool print_times = false;  // each timed run's milliseconds (the benchmark's C++ door)
   std::string openvino_lib;
 };
 

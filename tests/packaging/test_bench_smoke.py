@@ -31,7 +31,8 @@ def test_bench_writes_every_figure_for_the_tiny_model(tmp_path):
         pytest.skip("matplotlib is not installed (the chart needs it)")
     out = tmp_path / "bench"
     proc = subprocess.run([sys.executable, str(BENCH), "--out", str(out), "--cases", "tiny_add", "mlp",
-                           "--engines", "openvino", "openvino_same_ir", "delegate", "eager", "--seconds", "0.2", "--rounds", "2"],
+                           "--engines", "openvino", "openvino_same_ir", "delegate", "delegate_runner", "eager",
+                           "--seconds", "0.2", "--rounds", "2"],
                           capture_output=True, text=True, timeout=900, cwd=tmp_path,
                           env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -40,7 +41,7 @@ def test_bench_writes_every_figure_for_the_tiny_model(tmp_path):
     assert "FP32" in results["machine"]["cpu_features"]["openvino_capabilities"]
     for model in ("tiny_add", "mlp"):
         engines = results["models"][model]["engines"]
-        assert set(engines) == {"openvino", "openvino_same_ir", "delegate", "eager"}
+        assert set(engines) == {"openvino", "openvino_same_ir", "delegate", "delegate_runner", "eager"}
         for key, e in engines.items():
             assert "error" not in e, (model, key, e)
             assert e["calls"] >= 3 and 0 < e["median_ms"] <= e["p90_ms"], (model, key, e)
@@ -48,7 +49,7 @@ def test_bench_writes_every_figure_for_the_tiny_model(tmp_path):
         assert engines["openvino"]["ratio_to_openvino"] == 1.0
         assert engines["delegate"]["lower_s"] > 0 and engines["delegate"]["load_s"] > 0
         # OpenVINO's operations of both conversions and of the delegate's partitions
-        for key in ("openvino", "openvino_same_ir", "delegate"):
+        for key in ("openvino", "openvino_same_ir", "delegate", "delegate_runner"):
             ops = engines[key]["ir_operations"]
             assert ops["total"] == sum(ops["types"].values()) > 0 and ops["partitions"] == 1, (model, key, ops)
         assert engines["delegate"]["ir_operations"]["types"].get("Add") == (1 if model == "tiny_add" else 3)
@@ -63,6 +64,7 @@ def test_bench_writes_every_figure_for_the_tiny_model(tmp_path):
     assert "| exov_load_method |" in report
     assert "| tiny_add | OpenVINO convert_model + API |" in report and "| mlp | this delegate |" in report
     assert "| tiny_add | OpenVINO API (same IR) |" in report
+    assert "| mlp | this delegate via the C++ runner (Module) |" in report
     assert re.search(r"^\| mlp \| \d+ \| \d+ \| \d+ \(1\) \| - \| - \|", report, re.MULTILINE), report  # IR operations
     assert "delegate_same_buffers" in report and "| goal | measured | met |" in report
     assert (out / "latency.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
