@@ -106,6 +106,25 @@ def test_what_is_not_a_program_source_is_named(program):
         exov.load_method(program)
 
 
+def test_bytes_that_read_as_a_path_are_named_as_such(program):
+    path, _, _ = program
+    with pytest.raises(RuntimeError, match="These bytes read as the path .*pass a path as str or pathlib.Path"):
+        exov.load_method(os.fsencode(path))
+    with pytest.raises(RuntimeError) as info:
+        exov.load_method(b"not a program at all")
+    assert "read as the path" not in str(info.value)
+
+
+def test_a_method_name_that_is_not_utf8_is_named_as_damage(program):
+    path, _, _ = program
+    data = bytearray(path.read_bytes())
+    at = data.find(b"forward")
+    data[at + 1] = 0xFF  # the name's bytes in the flatbuffer (a breaker found the codec's own words instead)
+    with pytest.raises(RuntimeError, match=r"names are not all UTF-8 text \(byte 0xff in b'f\\xffrward.*truncated or "
+                                           r"damaged"):
+        exov.load_method(bytes(data))
+
+
 def test_a_text_mode_file_and_a_path_that_is_not_utf8_are_named(program, tmp_path):
     path, _, _ = program
     with open(path, encoding="latin-1") as text, pytest.raises(TypeError, match="open in text mode; open the .pte "

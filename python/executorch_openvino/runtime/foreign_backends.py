@@ -60,10 +60,19 @@ def check_method_backends(program: bytes | str, method: str, signatures: dict | 
 
 
 def unreadable_program(program, error: ValueError) -> RuntimeError:
-    """The error for `program` (a path, or bytes) that the native reader refused with `error`."""
+    """The error for `program` (a path, or bytes) that the native reader refused with `error`; bytes that read
+    as a path (a breaker's finding: ``load_method(b"/tmp/model.pte")``) are named as such."""
     where = f"'{program}'" if isinstance(program, (str, os.PathLike)) else "the program given"
-    return RuntimeError(f"{where} is {error}: not a .pte, or one truncated or damaged (copy it again, or lower "
-                        "again)")
+    if isinstance(error, UnicodeDecodeError):  # a method's or value's name in the flatbuffer (a breaker's finding)
+        error = ValueError(f"a program whose names are not all UTF-8 text (byte 0x{error.object[error.start]:02x} "
+                           f"in {bytes(error.object[:48])!r})")
+    message = f"{where} is {error}: not a .pte, or one truncated or damaged (copy it again, or lower again)"
+    if isinstance(program, bytes) and len(program) <= 4096:
+        text = os.fsdecode(program)
+        if text.endswith(".pte") or (text.isprintable() and os.path.isfile(text)):
+            message += (f". These bytes read as the path {text!r}: bytes are taken as the program's content; "
+                        "pass a path as str or pathlib.Path")
+    return RuntimeError(message)
 
 
 def explain_failed_load(program: bytes | str, method: str) -> str:
