@@ -129,7 +129,9 @@ bool OpenVINOLibrary::ensure_loaded(std::string* error) {
   *error = "could not load the OpenVINO C library. Places tried, in order:" + tried +
            "\nFix: `pip install openvino` (2025.4.1 to 2026.x), or set OPENVINO_LIB_PATH "
            "to the full path of " +
-           system_library_name() + " (or its versioned name), or call executorch_openvino.set_library_path(path).";
+           system_library_name() +
+           " (or its versioned name), or name it explicitly: from Python, "
+           "executorch_openvino.set_library_path(path); with executorch-openvino-run, --openvino-lib PATH.";
   return false;
 }
 

@@ -198,10 +198,10 @@ int make_inputs(const Options& o, const MethodMeta& meta, std::vector<InputTenso
                 std::vector<EValue>* inputs) {
   const size_t n_inputs = meta.num_inputs();
   if (!o.random_inputs && o.inputs.size() != n_inputs) {
-    return bad_arguments("method '" + o.method + "' takes " + std::to_string(n_inputs) + " inputs, " +
-                         std::to_string(o.inputs.size()) +
-                         " --input values were given (or use --random-inputs; "
-                         "--list shows them)");
+    return bad_arguments("method '" + o.method + "' takes " + std::to_string(n_inputs) +
+                         (n_inputs == 1 ? " input, " : " inputs, ") + std::to_string(o.inputs.size()) +
+                         (o.inputs.size() == 1 ? " --input value was" : " --input values were") +
+                         " given (or use --random-inputs; --list shows them)");
   }
   storage->resize(n_inputs);
   inputs->resize(n_inputs);

@@ -177,7 +177,8 @@ bool tensor_input(const std::string& path, size_t i, const MethodMeta& meta, Inp
   for (size_t d = 0; d < declared.size(); ++d) {
     if (array.shape[d] > declared[d]) {  // smaller fits a dynamic dimension: ExecuTorch checks that
       *error = "input " + std::to_string(i) + " ('" + path + "') has shape " + shape_text(array.shape) +
-               "; the method takes " + shape_text(declared) + " (dynamic dimensions: at most that)";
+               "; the method takes " + shape_text(declared) +
+               " (a dynamic dimension at most that size, a static one exactly it)";
       return false;
     }
   }

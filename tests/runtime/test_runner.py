@@ -174,7 +174,7 @@ def test_minilm_outputs_equal_pythons_bit_for_bit(tmp_path):
 @pytest.mark.parametrize("arguments, message", [
     (["missing.pte"], "the program 'missing.pte' does not exist or is not a file"),
     (["{pte}", "--method", "nope"], "the program has no method 'nope'; it has: forward"),
-    (["{pte}", "--input", "{x}"], "method 'forward' takes 2 inputs, 1 --input values were given"),
+    (["{pte}", "--input", "{x}"], "method 'forward' takes 2 inputs, 1 --input value was given"),
     (["{pte}", "--input", "{wide}", "--input", "{ids}"],
      "input 0 \\('.*wide.npy'\\) has shape \\(3, 5\\); the method takes \\(3, 4\\)"),
     (["{pte}", "--input", "{x64}", "--input", "{ids}"],
