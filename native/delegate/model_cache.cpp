@@ -2,6 +2,7 @@
 
 #include "file_system.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cctype>
@@ -18,7 +19,6 @@
 #include <process.h>
 #else
 #include <fcntl.h>  // AT_FDCWD, open
-#include <time.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,25 +47,30 @@ bool make_directory(const std::string& path) {
 
 // Whether the file at `path` holds exactly `size` bytes equal to `data`, read
 // in chunks (not mapped: the check adds nothing to the process's memory).
-bool file_holds(const std::string& path, const void* data, size_t size) {
+// `crc`, when given, gets zlib's CRC-32 of the file's bytes.
+bool file_holds(const std::string& path, const void* data, size_t size, uint32_t* crc = nullptr) {
   File f = open_file(path, "rb");
   if (!f) return false;
   std::vector<char> chunk(1 << 20);
   const auto* expected = static_cast<const char*>(data);
   size_t at = 0;
+  uLong sum = crc32_z(0L, nullptr, 0);
   while (true) {
     size_t n = std::fread(chunk.data(), 1, chunk.size(), f.get());
     if (n == 0) break;
     if (n > size - at || std::memcmp(chunk.data(), expected + at, n) != 0) return false;
+    if (crc) sum = crc32_z(sum, reinterpret_cast<const Bytef*>(chunk.data()), n);
     at += n;
   }
+  if (crc) *crc = static_cast<uint32_t>(sum);
   return at == size && !std::ferror(f.get());
 }
 
 // Writes `data` to a new temporary file beside `path` (its name returned, ""
 // with `problem` set when it cannot be written), for rename_into_place: no
 // reader ever sees a partial file.
-std::string write_temporary(const std::string& path, const void* data, size_t size, std::string* problem) {
+std::string write_temporary(const std::string& path, const void* data, size_t size, std::string* problem,
+                            uint32_t* crc = nullptr) {
   static std::atomic<unsigned> counter{0};
 #ifdef _WIN32
   int pid = _getpid();
@@ -78,7 +83,23 @@ std::string write_temporary(const std::string& path, const void* data, size_t si
     *problem = "could not create '" + temporary + "': " + std::strerror(errno);
     return "";
   }
-  bool written = size == 0 || std::fwrite(data, 1, size, f.get()) == size;
+  // In parts, each part's CRC-32 taken from the bytes as they were written (the source may be a file mapping
+  // that another process writes meanwhile: `crc` tells what the file got).
+  const auto* bytes = static_cast<const Bytef*>(data);
+  uLong sum = crc32_z(0L, nullptr, 0);
+  bool written = true;
+  std::vector<Bytef> part(crc ? std::min(size, size_t(4) << 20) : 0);  // what is summed is what is written
+  for (size_t at = 0; written && at < size; at += size_t(4) << 20) {
+    const size_t n = std::min(size - at, size_t(4) << 20);
+    const Bytef* source = bytes + at;
+    if (crc) {
+      std::memcpy(part.data(), source, n);
+      source = part.data();
+      sum = crc32_z(sum, source, n);
+    }
+    written = std::fwrite(source, 1, n, f.get()) == n;
+  }
+  if (crc) *crc = static_cast<uint32_t>(sum);
   if (!written || std::fflush(f.get()) != 0) {
     *problem = "could not write " + std::to_string(size) + " bytes to '" + temporary + "': " + std::strerror(errno);
     f.reset();
@@ -106,21 +127,20 @@ bool write_whole_file(const std::string& path, const void* data, size_t size, st
 }
 
 // What identifies a file's current bytes without reading them: size,
-// modification and change times, and inode ("" where unknown). Any write
-// changes the change time, which no writer can set back (utime sets it to now).
-// `changed_ns` gets the change time in nanoseconds since the epoch.
-std::string identity(const std::string& path, int64_t* changed_ns = nullptr) {
+// modification and change times, and inode ("" where unknown). A write()
+// changes the change time, which no writer can set back (utime sets it to
+// now); a write through a shared mapping may change neither time, so the
+// identity only tells when bytes must be compared, never that they are equal.
+std::string identity(const std::string& path) {
 #if defined(__linux__)
   // statx, not stat: glibc 2.33 gave stat a symbol version newer than manylinux_2_28 allows.
   struct statx st;
   if (::statx(AT_FDCWD, path.c_str(), 0, STATX_SIZE | STATX_MTIME | STATX_CTIME | STATX_INO, &st) != 0) return "";
-  if (changed_ns) *changed_ns = st.stx_ctime.tv_sec * int64_t(1000000000) + st.stx_ctime.tv_nsec;
   return std::to_string(st.stx_size) + " " + std::to_string(st.stx_mtime.tv_sec) + "." +
          std::to_string(st.stx_mtime.tv_nsec) + " " + std::to_string(st.stx_ctime.tv_sec) + "." +
          std::to_string(st.stx_ctime.tv_nsec) + " " + std::to_string(st.stx_ino);
 #else
   (void)path;
-  (void)changed_ns;
   return "";
 #endif
 }
@@ -182,7 +202,7 @@ std::string cache_entry_dir(const std::string& dir, const RuntimeOptions& option
 }
 
 std::string cached_ir_path(const std::string& dir, const ParsedBlob& blob, const std::string& xml_bytes,
-                           const void* weights, const std::function<bool()>& blob_intact, bool* rewritten,
+                           const void* weights, const std::function<bool(uint32_t*)>& blob_intact, bool* rewritten,
                            std::string* problem) {
   *rewritten = false;
   const std::string folder = files::join(dir, "ir");
@@ -210,17 +230,26 @@ std::string cached_ir_path(const std::string& dir, const ParsedBlob& blob, const
     xml_temporary = write_temporary(xml, xml_bytes.data(), xml_bytes.size(), problem);
     if (xml_temporary.empty()) return "";
   }
-  if (!bin_there || !file_holds(bin, weights, blob.weights_size)) {
+  uint32_t bin_crc = 0;  // of the bytes the .bin holds: what the checksum checked, or the source changed since
+  if (!bin_there || !file_holds(bin, weights, blob.weights_size, &bin_crc)) {
     *rewritten = *rewritten || bin_there;
-    bin_temporary = write_temporary(bin, weights, blob.weights_size, problem);
+    bin_temporary = write_temporary(bin, weights, blob.weights_size, problem, &bin_crc);
     if (bin_temporary.empty()) {
       remove_temporaries();
       return "";
     }
   }
-  if (!blob_intact()) {  // nothing is kept from a damaged blob
+  uint32_t checked_crc = 0;
+  if (!blob_intact(&checked_crc)) {  // nothing is kept from a damaged blob
     remove_temporaries();
     problem->clear();
+    return "";
+  }
+  if (bin_crc != checked_crc) {  // the program's file was written during the load (a breaker's finding)
+    remove_temporaries();
+    *problem =
+        "the program's weights changed while they were written into the cache (is the .pte being "
+        "written?)";
     return "";
   }
   if ((!xml_temporary.empty() && !rename_into_place(xml_temporary, xml, problem)) ||
@@ -261,11 +290,6 @@ bool ir_files_hold(const std::string& ir_path, const std::string& xml, const voi
   return file_holds(ir_path, xml.data(), xml.size()) && file_holds(bin, weights, weights_size);
 }
 
-std::string ir_files_identity(const std::string& ir_path) {
-  const std::string xml = identity(ir_path), bin = identity(ir_path.substr(0, ir_path.size() - 4) + ".bin");
-  return xml.empty() || bin.empty() ? "" : xml + "\n" + bin;
-}
-
 std::vector<std::string> entry_files(const std::string& entry_dir) {
   std::vector<std::string> found;
   for (const std::string& name : files::list_directory(entry_dir)) {
@@ -294,55 +318,17 @@ std::string size_and_crc(const std::string& path) {
 }
 }  // namespace
 
-namespace {
-// The file's identity, when it can vouch for the bytes just read: unchanged
-// across the read (`before`), and changed at least 20 ms before the read
-// ended. A write in the same tick of the kernel's file clock (up to 10 ms)
-// as the one that made `before` could leave the times as they were (the race
-// git calls "racy"), so a younger file is read again next time instead.
-std::string settled_identity(const std::string& path, const std::string& before) {
-#if defined(__linux__)
-  int64_t changed_ns = 0;
-  const std::string after = identity(path, &changed_ns);
-  struct timespec now;
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  const int64_t now_ns = now.tv_sec * int64_t(1000000000) + now.tv_nsec;
-  if (after.empty() || after != before || now_ns - changed_ns < 20000000) return "";
-  return after;
-#else
-  (void)path;
-  (void)before;
-  return "";
-#endif
-}
-}  // namespace
-
 bool entry_matches_record(const std::string& entry) {
+  // Read every time: a file's times do not vouch for its bytes (a write through a shared mapping to a page
+  // already dirty changes neither, a breaker's finding; tmpfs updates them for no mapped write).
   const std::string recorded = read_small_file(entry + ".exov-crc");
-  const size_t line_end = recorded.find('\n');
-  if (recorded.empty() || line_end == std::string::npos) return false;
-  const std::string recorded_crc = recorded.substr(0, line_end + 1);
-  // Unchanged since its bytes were last read and found equal to the record: not read again.
-  const std::string now = identity(entry);
-  if (!now.empty() && recorded.substr(line_end + 1) == now + "\n") return true;
-  if (size_and_crc(entry) != recorded_crc) return false;
-  const std::string settled = settled_identity(entry, now);  // copied or touched, not changed: vouched for again
-  std::string ignored;
-  if (!settled.empty()) {
-    const std::string record = recorded_crc + settled + "\n";
-    write_whole_file(entry + ".exov-crc", record.data(), record.size(), &ignored);
-  }
-  return true;
+  return !recorded.empty() && size_and_crc(entry) == recorded;
 }
 
 void record_entry(const std::string& entry) {
-  const std::string before = identity(entry);
-  std::string record = size_and_crc(entry);
-  if (record.empty()) return;  // without a record the entry is compiled again next time
-  const std::string settled = settled_identity(entry, before);
-  if (!settled.empty()) record += settled + "\n";
-  std::string ignored;
-  write_whole_file(entry + ".exov-crc", record.data(), record.size(), &ignored);
+  const std::string record = size_and_crc(entry);
+  std::string ignored;  // without a record the entry is compiled again next time
+  if (!record.empty()) write_whole_file(entry + ".exov-crc", record.data(), record.size(), &ignored);
 }
 
 void remove_entry(const std::string& entry) {

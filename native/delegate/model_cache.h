@@ -41,37 +41,32 @@ std::string cache_entry_dir(const std::string& dir, const RuntimeOptions& option
 
 // The path of `blob`'s IR XML in `dir` ("<dir>/ir/<digest>.xml", its weights
 // beside it as ".bin"), written or rewritten so that both files hold exactly
-// the blob's bytes. "" with `problem` set when the files cannot be written,
-// and "" with `problem` empty when they had to be read or written and
-// `blob_intact` (the blob's checksum, processed_blob.h) said no.
+// the blob's bytes. "" with `problem` set when the files cannot be written
+// or the weights changed while written, and "" with `problem` empty when they
+// had to be read or written and `blob_intact` (the blob's checksum,
+// processed_blob.h, giving the weights' CRC-32 it checked) said no.
 // `rewritten` says whether files already there differed from the blob.
 // `xml` and `weights` are the blob's (which may be released: the XML copied,
 // the weights mapped from the .pte, model_weights.h).
 std::string cached_ir_path(const std::string& dir, const ParsedBlob& blob, const std::string& xml, const void* weights,
-                           const std::function<bool()>& blob_intact, bool* rewritten, std::string* problem);
+                           const std::function<bool(uint32_t* weights_crc)>& blob_intact, bool* rewritten,
+                           std::string* problem);
 
 // Whether `ir_path` (cached_ir_path's) and its .bin hold exactly `xml` and
 // `weights` (read in chunks, compared byte for byte).
 bool ir_files_hold(const std::string& ir_path, const std::string& xml, const void* weights, size_t weights_size);
-
-// The identities (size, modification and change times, inode) of `ir_path`
-// and its .bin, "" where unknown: unchanged across a compile, the files were
-// not written during it (any write, time set back or not, changes the change
-// time; a write in the same tick of the kernel's file clock, up to 10 ms, as
-// the one cached_ir_path made is the one change it cannot tell).
-std::string ir_files_identity(const std::string& ir_path);
 
 // OpenVINO's entries (the *.blob files) in `entry_dir`, with their identities
 // ("name size mtime inode" lines), to tell which ones a compile wrote.
 std::vector<std::string> entry_files(const std::string& entry_dir);
 
 // A compiled entry's record: "<entry>.exov-crc" holds the size and CRC-32 the
-// entry had when the compile that wrote it finished, and the entry's identity
-// (size, modification and change times, inode) when its bytes were last read
-// and matched. OpenVINO 2026.4.1 imported an entry with bytes changed in its
-// middle without a word (a new user's finding: 0.207 off on MiniLM), so an
-// entry is used only when its identity is the recorded one or its bytes match
-// the CRC (reading them costs about 35 ms per 86 MiB: a warm load reads none).
+// entry had when the compile that wrote it finished. OpenVINO 2026.4.1 imported
+// an entry with bytes changed in its middle without a word (a new user's
+// finding: 0.207 off on MiniLM), so an entry is used only when its bytes match
+// its record, read at every import (about 35 ms per 86 MiB): its times do not
+// vouch for its bytes (a write through a shared mapping to a page already
+// dirty changes neither, a breaker's finding).
 bool entry_matches_record(const std::string& entry);
 void record_entry(const std::string& entry);
 // Removes an entry and its record (a process that mapped it keeps its pages).

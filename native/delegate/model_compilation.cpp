@@ -79,8 +79,8 @@ void report_unreadable_ir(const std::string& xml) {
 // False with `problem` set when the cache cannot be used (the caller compiles
 // from memory).
 bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob, const std::string& xml,
-                           const void* weights, const std::function<bool()>& blob_intact, const std::string& cache_dir,
-                           ov_compiled_model_t** compiled, std::string* problem) {
+                           const void* weights, const std::function<bool(uint32_t*)>& blob_intact,
+                           const std::string& cache_dir, ov_compiled_model_t** compiled, std::string* problem) {
   OpenVINOLibrary& library = OpenVINOLibrary::instance();
   const OpenVINOApi& api = library.api();
   bool rewritten = false;
@@ -118,7 +118,6 @@ bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob
   for (int attempt = 0; attempt < 2; ++attempt) {
     const std::vector<std::string> entries_before = entry_files(entry_dir);
     const std::vector<std::string> mapped_before = mapped_files_under(mapped_under);
-    const std::string ir_before = ir_files_identity(path);
     ov_status_e status = compile();
     if (status != OK) {
       *problem = ov_message("OpenVINO could not use the model cache folder '" + entry_dir + "'");
@@ -136,10 +135,9 @@ bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob
       for (const std::string& f : imported) remove_entry(f);
       continue;
     }
-    // Compiled from the IR file: it must have been the program's (cached_ir_path made it so; read
-    // again only when something wrote it since).
-    const bool ir_untouched = !ir_before.empty() && ir_files_identity(path) == ir_before;
-    if (!ir_untouched && !ir_files_hold(path, xml, weights, blob.weights_size)) {
+    // Compiled from the IR file: it must have been the program's. Read again every time: the stamp's
+    // times do not vouch for the bytes (a write through a shared mapping, a breaker's finding).
+    if (!ir_files_hold(path, xml, weights, blob.weights_size)) {
       report_warning("init: the model cache's IR files (" + path +
                      ") changed while they were compiled; written "
                      "again and compiled again");
@@ -235,6 +233,11 @@ Error compile_blob(const RuntimeOptions& options, const ParsedBlob& blob, const 
   ChecksumInBackground checksum(blob, weight_bytes, drop_read_pages);
   std::string checksum_error;
   auto blob_intact = [&] { return checksum.passed(&checksum_error); };
+  auto blob_intact_crc = [&](uint32_t* weights_crc) {
+    const bool intact = checksum.passed(&checksum_error);
+    *weights_crc = checksum.weights_crc();
+    return intact;
+  };
   auto checksum_failed = [&](ov_compiled_model_t* compiled) {
     if (compiled) OpenVINOLibrary::instance().api().ov_compiled_model_free(compiled);
     report_error("init: " + checksum_error);
@@ -244,7 +247,7 @@ Error compile_blob(const RuntimeOptions& options, const ParsedBlob& blob, const 
   ov_compiled_model_t* compiled = nullptr;
   std::string cache_problem;
   if (!cache_dir.empty() &&
-      !compile_through_cache(options, blob, xml, weight_bytes, blob_intact, cache_dir, &compiled, &cache_problem)) {
+      !compile_through_cache(options, blob, xml, weight_bytes, blob_intact_crc, cache_dir, &compiled, &cache_problem)) {
     if (!blob_intact()) return checksum_failed(compiled);
     // The cache only saves time: an unusable folder must not stop the load.
     cache_problem += ", so the model was compiled without it";
