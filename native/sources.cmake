@@ -13,8 +13,8 @@ set(EXOV_RUNNER_DIR "${CMAKE_CURRENT_LIST_DIR}/runner")
 # Opening OpenVINO's C library (found by library_search.h's rules); all that
 # the Windows checks build, since the rest needs ExecuTorch's runtime.
 set(EXOV_LOADER_SOURCES dynamic_library.cpp file_system.cpp library_search.cpp openvino_library.cpp)
-# The processed blob's reader and writer (what the delegate's init parses).
-set(EXOV_BLOB_SOURCES processed_blob.cpp)
+# The processed blob's reader and writer (what the delegate's init parses), and the thread its checksum runs on.
+set(EXOV_BLOB_SOURCES background_task.cpp processed_blob.cpp)
 # The delegate library: ExecuTorch's BackendInterface around OpenVINO.
 set(EXOV_BACKEND_SOURCES ${EXOV_LOADER_SOURCES} ${EXOV_BLOB_SOURCES}
     backend_options.cpp compile_report.cpp compile_specs.cpp concurrent_calls.cpp error_report.cpp

@@ -318,11 +318,13 @@ std::string size_and_crc(const std::string& path) {
 }
 }  // namespace
 
-bool entry_matches_record(const std::string& entry) {
+std::string entry_crc(const std::string& entry) { return size_and_crc(entry); }
+
+bool entry_matches_record(const std::string& entry, const std::string& crc) {
   // Read every time: a file's times do not vouch for its bytes (a write through a shared mapping to a page
   // already dirty changes neither, a breaker's finding; tmpfs updates them for no mapped write).
   const std::string recorded = read_small_file(entry + ".exov-crc");
-  return !recorded.empty() && size_and_crc(entry) == recorded;
+  return !recorded.empty() && (crc.empty() ? size_and_crc(entry) : crc) == recorded;
 }
 
 void record_entry(const std::string& entry) {

@@ -67,7 +67,10 @@ std::vector<std::string> entry_files(const std::string& entry_dir);
 // its record, read at every import (about 35 ms per 86 MiB): its times do not
 // vouch for its bytes (a write through a shared mapping to a page already
 // dirty changes neither, a breaker's finding).
-bool entry_matches_record(const std::string& entry);
+// `crc`: the entry's entry_crc if read already, else it is read here.
+bool entry_matches_record(const std::string& entry, const std::string& crc = "");
+// "size crc" of the entry's bytes, as its record holds them ("" when it cannot be read).
+std::string entry_crc(const std::string& entry);
 void record_entry(const std::string& entry);
 // Removes an entry and its record (a process that mapped it keeps its pages).
 void remove_entry(const std::string& entry);

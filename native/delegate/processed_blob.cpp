@@ -8,10 +8,6 @@
 #include <cstring>
 #include <utility>
 
-#ifdef __linux__
-#include <pthread.h>
-#endif
-
 namespace executorch_openvino {
 namespace {
 
@@ -126,67 +122,16 @@ bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::s
          weights_match_checksum(*out, out->weights, &out->weights_crc, error);
 }
 
-struct ChecksumInBackground::State {
-  ParsedBlob blob;
-  const void* weights = nullptr;
-  ChecksumInBackground::ReadPart read;
-  bool checked = false, passed = false;
-  uint32_t weights_crc = 0;
-  std::string error;
-#ifdef __linux__
-  pthread_t thread;
-  bool started = false;
-#endif
-  void check() {
-    passed = weights_match_checksum(blob, weights, &weights_crc, &error, read);
-    checked = true;
-  }
-};
-
-namespace {
-#ifdef __linux__
-// pthreads, not std::thread: the static libstdc++ calls pthread_create at glibc
-// 2.34's symbol version, newer than manylinux_2_28 allows (glibc_2_28.h).
-void* check_in_background(void* state) {
-  static_cast<ChecksumInBackground::State*>(state)->check();
-  return nullptr;
-}
-#endif
-}  // namespace
-
 ChecksumInBackground::ChecksumInBackground(const ParsedBlob& blob, const void* weights, ReadPart read)
-    : state_(std::make_unique<State>()) {
-  state_->blob = blob;
-  state_->weights = weights;
-  state_->read = std::move(read);
-#ifdef __linux__
-  state_->started = pthread_create(&state_->thread, nullptr, &check_in_background, state_.get()) == 0;
-#endif
-}
-
-ChecksumInBackground::~ChecksumInBackground() { join(); }
-
-void ChecksumInBackground::join() {
-#ifdef __linux__
-  if (state_->started) {
-    pthread_join(state_->thread, nullptr);
-    state_->started = false;
-  }
-#endif
-}
-
-void ChecksumInBackground::wait() {
-  join();
-  if (!state_->checked) state_->check();  // no thread to be had: checked now
-}
+    : task_([this, blob, weights, read = std::move(read)] {
+        passed_ = weights_match_checksum(blob, weights, &weights_crc_, &error_, read);
+      }) {}
 
 bool ChecksumInBackground::passed(std::string* error) {
-  wait();
-  if (!state_->passed) *error = state_->error;
-  return state_->passed;
+  task_.wait();
+  if (!passed_) *error = error_;
+  return passed_;
 }
-
-uint32_t ChecksumInBackground::weights_crc() const { return state_->weights_crc; }
 
 std::string lowered_with_openvino(const char* xml, size_t xml_size) {
   // Ours first; then what OpenVINO itself records, for programs lowered before

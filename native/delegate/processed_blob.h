@@ -23,6 +23,8 @@
 // .pte portable across releases (a compiled-model export would not be).
 #pragma once
 
+#include "background_task.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -76,32 +78,30 @@ bool parse_blob_layout(const void* data, size_t size, ParsedBlob* out, std::stri
 bool weights_match_checksum(const ParsedBlob& blob, const void* weights, uint32_t* weights_crc, std::string* error,
                             const std::function<void(const uint8_t*, size_t)>& read = nullptr);
 
-// The checksum's check over the weights on a thread of its own (Linux;
-// elsewhere when asked), started by the constructor, so that it costs no
-// time beside OpenVINO's compile or import (40 ms for MiniLM's 86 MiB,
-// docs/design.md); `weights` must stay readable until passed() returned or
-// the object is gone. `read` is called on the thread with each 4 MiB read
-// (to drop the pages of a file mapping, which would otherwise add the whole
-// weights to the process's resident memory during the compile).
+// The checksum's check over the weights on a thread of its own (background_task.h),
+// started by the constructor, so that it costs no time beside OpenVINO's
+// compile or import (40 ms for MiniLM's 86 MiB, docs/design.md); `weights`
+// must stay readable until passed() returned or the object is gone. `read` is
+// called on the thread with each 4 MiB read (to drop the pages of a file
+// mapping, which would otherwise add the whole weights to the process's
+// resident memory during the compile).
 class ChecksumInBackground {
  public:
   using ReadPart = std::function<void(const uint8_t* start, size_t size)>;
   ChecksumInBackground(const ParsedBlob& blob, const void* weights, ReadPart read);
-  ~ChecksumInBackground();
   ChecksumInBackground(const ChecksumInBackground&) = delete;
   ChecksumInBackground& operator=(const ChecksumInBackground&) = delete;
 
   // Waits for the check; the same answer on every call. `error` as parse_processed_blob's.
   bool passed(std::string* error);
-  // The weights' CRC-32, once passed() returned true.
-  uint32_t weights_crc() const;
-
-  struct State;
+  // The weights' CRC-32, once passed() returned (whatever its answer).
+  uint32_t weights_crc() const { return weights_crc_; }
 
  private:
-  void join();
-  void wait();
-  std::unique_ptr<State> state_;
+  bool passed_ = false;
+  uint32_t weights_crc_ = 0;
+  std::string error_;
+  BackgroundTask task_;  // last: joined first, before the fields it writes go
 };
 
 // The OpenVINO version that wrote the IR's XML (kLoweredWithKey, else what
