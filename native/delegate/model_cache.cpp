@@ -300,9 +300,7 @@ std::vector<std::string> entry_files(const std::string& entry_dir) {
   return found;
 }
 
-namespace {
-// "size crc" of a file read in chunks; "" when it cannot be read.
-std::string size_and_crc(const std::string& path) {
+std::string entry_crc(const std::string& path) {
   File f = open_file(path, "rb");
   if (!f) return "";
   std::vector<unsigned char> chunk(1 << 20);
@@ -316,19 +314,16 @@ std::string size_and_crc(const std::string& path) {
   if (std::ferror(f.get())) return "";
   return std::to_string(size) + " " + std::to_string(static_cast<uint32_t>(crc)) + "\n";
 }
-}  // namespace
-
-std::string entry_crc(const std::string& entry) { return size_and_crc(entry); }
 
 bool entry_matches_record(const std::string& entry, const std::string& crc) {
   // Read every time: a file's times do not vouch for its bytes (a write through a shared mapping to a page
   // already dirty changes neither, a breaker's finding; tmpfs updates them for no mapped write).
   const std::string recorded = read_small_file(entry + ".exov-crc");
-  return !recorded.empty() && (crc.empty() ? size_and_crc(entry) : crc) == recorded;
+  return !recorded.empty() && (crc.empty() ? entry_crc(entry) : crc) == recorded;
 }
 
 void record_entry(const std::string& entry) {
-  const std::string record = size_and_crc(entry);
+  const std::string record = entry_crc(entry);
   std::string ignored;  // without a record the entry is compiled again next time
   if (!record.empty()) write_whole_file(entry + ".exov-crc", record.data(), record.size(), &ignored);
 }

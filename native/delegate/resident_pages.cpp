@@ -1,5 +1,7 @@
 #include "resident_pages.h"
 
+#include "background_task.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdint>
@@ -9,7 +11,6 @@
 #if defined(__linux__)
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #endif
@@ -77,25 +78,21 @@ void drop_file_pages_under(const std::string& folder, const std::string& suffix)
 struct PeriodicDrop::State {
   std::function<void()> drop;
   int wake[2] = {-1, -1};  // a pipe: the destructor writes to end the wait at once
-  pthread_t thread;
-  bool started = false;
+  std::unique_ptr<BackgroundTask> task;
 };
 
 namespace {
-// pthreads, not std::thread: the static libstdc++ calls pthread_create at
-// glibc 2.34's symbol version, newer than manylinux_2_28 allows
-// (glibc_2_28.h binds this file's calls to the old ones). A poll of a pipe, not
-// a timed wait, for the same reason (pthread_cond_clockwait): ending does not
-// wait out a pause, which would add up to 5 ms to each inference that drops.
-void* drop_until_done(void* arg) {
-  auto* state = static_cast<PeriodicDrop::State*>(arg);
+// A poll of a pipe, not a timed wait (pthread_cond_clockwait has a glibc symbol
+// version newer than manylinux_2_28 allows): ending does not wait out a pause,
+// which would add up to 5 ms to each inference that drops.
+void drop_until_done(PeriodicDrop::State* state) {
   pollfd woken{state->wake[0], POLLIN, 0};
   for (;;) {
     const int ready = ::poll(&woken, 1, 5);
     if (ready == 0) {
       state->drop();
     } else if (ready > 0 || errno != EINTR) {
-      return nullptr;
+      return;
     }
   }
 }
@@ -104,15 +101,16 @@ void* drop_until_done(void* arg) {
 PeriodicDrop::PeriodicDrop(std::function<void()> drop) : state_(std::make_unique<State>()) {
   state_->drop = std::move(drop);
   if (::pipe(state_->wake) != 0) return;
-  state_->started = pthread_create(&state_->thread, nullptr, &drop_until_done, state_.get()) == 0;
+  State* state = state_.get();
+  state_->task = std::make_unique<BackgroundTask>([state] { drop_until_done(state); });
 }
 
 PeriodicDrop::~PeriodicDrop() {
-  if (state_->started) {
+  if (state_->task) {
     const char done = 1;
     while (::write(state_->wake[1], &done, 1) < 0 && errno == EINTR) {
     }
-    pthread_join(state_->thread, nullptr);
+    state_->task.reset();  // joins the thread (a task that never started is not run)
   }
   for (int fd : state_->wake) {
     if (fd >= 0) ::close(fd);
