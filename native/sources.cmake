@@ -18,7 +18,7 @@ set(EXOV_BLOB_SOURCES background_task.cpp processed_blob.cpp)
 # The delegate library: ExecuTorch's BackendInterface around OpenVINO.
 set(EXOV_BACKEND_SOURCES ${EXOV_LOADER_SOURCES} ${EXOV_BLOB_SOURCES}
     backend_options.cpp compile_report.cpp compile_specs.cpp concurrent_calls.cpp error_report.cpp
-    model_cache.cpp model_compilation.cpp model_weights.cpp openvino_backend.cpp openvino_tensors.cpp
+    model_cache.cpp model_compilation.cpp model_weights.cpp watched_file.cpp openvino_backend.cpp openvino_tensors.cpp
     partition_executor.cpp partition_ports.cpp program_backends.cpp resident_pages.cpp shared_compiled_models.cpp
     spinning_threads.cpp)
 list(SORT EXOV_BACKEND_SOURCES)

@@ -328,6 +328,14 @@ void record_entry(const std::string& entry) {
   if (!record.empty()) write_whole_file(entry + ".exov-crc", record.data(), record.size(), &ignored);
 }
 
+bool read_entry_record(const std::string& entry, FileContent* out) {
+  unsigned long long size = 0;
+  unsigned long crc = 0;
+  if (std::sscanf(read_small_file(entry + ".exov-crc").c_str(), "%llu %lu", &size, &crc) != 2) return false;
+  *out = {size, static_cast<uint32_t>(crc)};
+  return true;
+}
+
 void remove_entry(const std::string& entry) {
   std::remove(entry.c_str());
   std::remove((entry + ".exov-crc").c_str());

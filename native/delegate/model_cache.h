@@ -23,6 +23,7 @@
 #include "compile_specs.h"
 #include "internal_symbols.h"
 #include "processed_blob.h"
+#include "watched_file.h"
 
 #include <functional>
 #include <string>
@@ -72,6 +73,8 @@ bool entry_matches_record(const std::string& entry, const std::string& crc = "")
 // "size crc" of the entry's bytes, as its record holds them ("" when it cannot be read).
 std::string entry_crc(const std::string& entry);
 void record_entry(const std::string& entry);
+// The size and CRC-32 the entry's record holds (false without a readable record).
+bool read_entry_record(const std::string& entry, FileContent* out);
 // Removes an entry and its record (a process that mapped it keeps its pages).
 void remove_entry(const std::string& entry);
 

@@ -78,10 +78,12 @@ void report_unreadable_ir(const std::string& xml) {
 // is checked (an imported entry against its record, an IR file compiled
 // against the program's `xml` and `weights`) and done again once when wrong.
 // False with `problem` set when the cache cannot be used (the caller compiles
-// from memory).
+// from memory). `watched`: the cache file the compiled model keeps mapped
+// (watched_file.h), when there is one.
 bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob, const std::string& xml,
                            const void* weights, const std::function<bool(uint32_t*)>& blob_intact,
-                           const std::string& cache_dir, ov_compiled_model_t** compiled, std::string* problem) {
+                           const std::string& cache_dir, ov_compiled_model_t** compiled,
+                           std::unique_ptr<WatchedFile>* watched, std::string* problem) {
   OpenVINOLibrary& library = OpenVINOLibrary::instance();
   const OpenVINOApi& api = library.api();
   bool rewritten = false;
@@ -140,7 +142,13 @@ bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob
       const bool read_early = imported.size() == 1 && !early_crc.empty() &&
                               files::same_file(imported[0], files::join(entry_dir, early_name)) &&
                               entry_files(entry_dir) == entries_before;
-      if (imported.size() == 1 && entry_matches_record(imported[0], read_early ? early_crc : "")) break;
+      if (imported.size() == 1 && entry_matches_record(imported[0], read_early ? early_crc : "")) {
+        FileContent recorded;
+        if (read_entry_record(imported[0], &recorded)) {
+          *watched = WatchedFile::open(imported[0], recorded, "the model cache entry");
+        }
+        break;
+      }
       report_warning("init: the model cache entry " + (imported.empty() ? std::string("(not found)") : imported[0]) +
                      " has no record of its bytes or differs from it, so it was compiled again");
       discard();
@@ -167,6 +175,13 @@ bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob
       if (std::find(entries_before.begin(), entries_before.end(), e) == entries_before.end()) {
         record_entry(files::join(entry_dir, e.substr(0, e.find(' '))));
       }
+    }
+    // OpenVINO's CPU plugin keeps the IR's weights file mapped when it reads some constants in place.
+    const std::string bin = path.substr(0, path.size() - 4) + ".bin";
+    const std::vector<std::string> mapped = mapped_files_under(mapped_ir);
+    uint32_t weights_crc = 0;
+    if (std::find(mapped.begin(), mapped.end(), files::canonical(bin)) != mapped.end() && blob_intact(&weights_crc)) {
+      *watched = WatchedFile::open(bin, {blob.weights_size, weights_crc}, "the model cache's IR weights file");
     }
     break;
   }
@@ -257,9 +272,11 @@ Error compile_blob(const RuntimeOptions& options, const ParsedBlob& blob, const 
   };
   if (weights) release_blob();
   ov_compiled_model_t* compiled = nullptr;
+  std::unique_ptr<WatchedFile> cache_file;
   std::string cache_problem;
-  if (!cache_dir.empty() &&
-      !compile_through_cache(options, blob, xml, weight_bytes, blob_intact_crc, cache_dir, &compiled, &cache_problem)) {
+  if (!cache_dir.empty() && !compile_through_cache(options, blob, xml, weight_bytes, blob_intact_crc, cache_dir,
+                                                   &compiled, &cache_file, &cache_problem)) {
+    cache_file.reset();
     if (!blob_intact()) return checksum_failed(compiled);
     // The cache only saves time: an unusable folder must not stop the load.
     cache_problem += ", so the model was compiled without it";
@@ -296,7 +313,8 @@ Error compile_blob(const RuntimeOptions& options, const ParsedBlob& blob, const 
                    options.device + " plugin computes in '" + report.effective_precision +
                    "' on this machine (exov.last_compile_report() shows it); ask for that precision to silence this");
   }
-  *out = std::make_shared<SharedCompiledModel>(options, blob, std::move(weights), compiled, report);
+  *out =
+      std::make_shared<SharedCompiledModel>(options, blob, std::move(weights), std::move(cache_file), compiled, report);
   return Error::Ok;
 }
 

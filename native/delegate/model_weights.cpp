@@ -71,17 +71,6 @@ bool find_mapped_file(const void* address, MappedFile* out) {
   return found;
 }
 
-// Size and change time of the open file `fd` (false when unknown):
-// compared on every call, so plain fields, no text (one syscall, measured
-// 0.4-0.9 us). statx, not fstat: glibc 2.33 gave fstat a symbol version of
-// its own, which a manylinux_2_28 library must not need (file_system.cpp too).
-bool identity_of(int fd, FileIdentity* out) {
-  struct statx st;
-  if (::statx(fd, "", AT_EMPTY_PATH, STATX_SIZE | STATX_CTIME, &st) != 0) return false;
-  *out = {st.stx_size, st.stx_ctime.tv_sec, st.stx_ctime.tv_nsec};
-  return true;
-}
-
 // Maps [offset, offset + size) of the file behind `address` read-only, when it
 // is still the same file (device and inode). The mapping starts on a page
 // boundary: `*data` is the first byte of the range inside it; `*fd` stays open.

@@ -20,6 +20,7 @@
 #include "delegate_api.h"
 #include "internal_symbols.h"
 #include "processed_blob.h"
+#include "watched_file.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -29,18 +30,6 @@
 
 namespace executorch_openvino {
 EXOV_INTERNAL_BEGIN
-
-// What tells whether a file was written: its size and change time (ctime,
-// which no writer can set back, unlike the modification time that cp -p,
-// tar and rsync restore: a breaker's finding).
-struct FileIdentity {
-  uint64_t size = 0;
-  int64_t ctime_sec = 0;
-  uint32_t ctime_nsec = 0;
-  bool operator==(const FileIdentity& o) const {
-    return size == o.size && ctime_sec == o.ctime_sec && ctime_nsec == o.ctime_nsec;
-  }
-};
 
 // "device:inode" of the file mapped at `address`, "" when it is no file
 // mapping (Linux only): programs share a compiled model only with programs

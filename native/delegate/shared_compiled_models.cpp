@@ -28,8 +28,8 @@ Registry& registry() {
 }  // namespace
 
 SharedCompiledModel::SharedCompiledModel(const RuntimeOptions& options, const ParsedBlob& blob,
-                                         std::unique_ptr<ModelWeights> weights, ov_compiled_model_t* compiled,
-                                         const CompileReport& report)
+                                         std::unique_ptr<ModelWeights> weights, std::unique_ptr<WatchedFile> cache_file,
+                                         ov_compiled_model_t* compiled, const CompileReport& report)
     : options_(options),
       digest_(blob.digest),
       file_key_(blob.file_key),
@@ -37,6 +37,7 @@ SharedCompiledModel::SharedCompiledModel(const RuntimeOptions& options, const Pa
       weights_size_(blob.weights_size),
       compiled_(compiled),
       weights_(std::move(weights)),
+      cache_file_(std::move(cache_file)),
       report_(report) {
   alive.fetch_add(1);
 }

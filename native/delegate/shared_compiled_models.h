@@ -20,6 +20,7 @@
 #include "model_weights.h"
 #include "openvino_library.h"
 #include "processed_blob.h"
+#include "watched_file.h"
 
 #include <atomic>
 #include <cstdint>
@@ -31,18 +32,22 @@ EXOV_INTERNAL_BEGIN
 
 class SharedCompiledModel {
  public:
-  // Takes `compiled` and `weights` (OpenVINO may read constants from them for
-  // as long as the compiled model lives, docs/design.md; nullptr when the
-  // compiled model holds its own, as one imported from the model cache does).
+  // Takes `compiled`, `weights` and `cache_file`, which OpenVINO may read
+  // constants from for as long as the compiled model lives (docs/design.md;
+  // `weights` is kept through the model cache only to watch the .pte;
+  // `cache_file` is the cache's file OpenVINO keeps mapped, nullptr without).
   SharedCompiledModel(const RuntimeOptions& options, const ParsedBlob& blob, std::unique_ptr<ModelWeights> weights,
-                      ov_compiled_model_t* compiled, const CompileReport& report);
+                      std::unique_ptr<WatchedFile> cache_file, ov_compiled_model_t* compiled,
+                      const CompileReport& report);
   ~SharedCompiledModel();
   SharedCompiledModel(const SharedCompiledModel&) = delete;
   SharedCompiledModel& operator=(const SharedCompiledModel&) = delete;
 
   ov_compiled_model_t* compiled() const { return compiled_; }
-  // ModelWeights::file_unchanged of its weights (true when the compiled model holds its own).
-  bool weights_unchanged(std::string* error) const { return !weights_ || weights_->file_unchanged(error); }
+  // ModelWeights::file_unchanged of its weights, then WatchedFile::unchanged of its cache file.
+  bool weights_unchanged(std::string* error) const {
+    return (!weights_ || weights_->file_unchanged(error)) && (!cache_file_ || cache_file_->unchanged(error));
+  }
   const CompileReport& report() const { return report_; }
 
   // Whether a partition of `blob` with `options` compiles to this model, and
@@ -61,6 +66,7 @@ class SharedCompiledModel {
   size_t weights_size_;
   ov_compiled_model_t* compiled_;
   std::unique_ptr<ModelWeights> weights_;
+  std::unique_ptr<WatchedFile> cache_file_;
   CompileReport report_;
   std::atomic<int> inferences_{0};
   friend class FirstInferencePageDrop;

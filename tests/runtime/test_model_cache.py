@@ -11,6 +11,7 @@ with a clear error.
 
 from __future__ import annotations
 
+import json
 import mmap
 import os
 import subprocess
@@ -325,6 +326,51 @@ def test_a_full_disk_gives_a_right_answer_and_leaves_no_wrong_entry(tmp_path, li
     assert '"loaded_from_cache": true' in proc.stdout, proc.stdout
 
 
+@pytest.mark.parametrize("file", ["the imported entry", "the compiled IR's weights"])
+def test_a_cache_file_written_under_a_running_method_fails_its_calls_not_the_process(cache, tmp_path, file):
+    """OpenVINO keeps the cache file a load imported (or compiled) mapped and reads constants from it: truncated
+    under a running method, the entry ended the process with SIGBUS and the IR's weights changed the answer
+    without an error (OpenVINO 2026.4.1, issue 50). A call after that fails with a message instead; a file
+    whose mode only changed is fine; the next load compiles what was lost and answers right."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 64)).eval()
+    inputs = (torch.randn(3, 256),)
+    pte, _ = lower(model, inputs)
+    (tmp_path / "model.pte").write_bytes(pte)
+    torch.save(list(inputs), tmp_path / "inputs.pt")
+    pattern = "*/*.blob" if file == "the imported entry" else "ir/*.bin"
+    if file == "the imported entry":  # filled by another process: this one's load imports
+        exov.load_method(pte)
+    result = run_python_json(f"""
+        import json, os, torch
+        from pathlib import Path
+        import executorch_openvino as exov
+        inputs = torch.load("inputs.pt")
+        exov.set_cache_dir({str(cache)!r})
+        method = exov.load_method("model.pte")  # maps the entry it imports, or the IR's weights it compiles
+        first = method.execute(inputs)[0]
+        mapped = {{line.split()[-1] for line in open("/proc/self/maps")}}
+        (target,) = Path({str(cache)!r}).glob({pattern!r})
+        os.chmod(target, 0o600)  # a new change time, the same bytes
+        again = method.execute(inputs)[0]
+        with open(target, "r+b") as f:
+            f.truncate(100)
+        try:
+            method.execute(inputs)
+            error = None
+        except RuntimeError as e:
+            error = str(e)
+        fresh = exov.load_method("model.pte").execute(inputs)[0]
+        print(json.dumps({{"mapped": str(target.resolve()) in mapped, "error": error,
+                          "same": torch.equal(first, again) and torch.equal(first, fresh), "first": first.tolist()}}))
+    """, {}, tmp_path)
+    assert result["mapped"]  # else this test tests nothing: the model must be one whose file OpenVINO keeps
+    assert result["error"] and "was written since this method was loaded" in result["error"], result["error"]
+    assert "load the program again" in result["error"]
+    assert result["same"]
+    assert_matches_eager([torch.tensor(result["first"])], eager(model, inputs))
+
+
 def test_an_unusable_cache_folder_does_not_stop_the_load(cache):
     model, inputs = _model_and_inputs()
     pte, _ = lower(model, inputs)
@@ -337,6 +383,53 @@ def test_an_unusable_cache_folder_does_not_stop_the_load(cache):
     cache.unlink()  # usable again: OpenVINO recreates the folder
     _, report = _load_and_run(pte, inputs)
     assert report["cache_problem"] == "" and (cache / _entry("CPU_f32")).is_dir()
+
+
+def _run_with_read_only_folders(folders: list[Path], code: str, cwd: Path) -> subprocess.CompletedProcess:
+    """Runs `code` in a fresh interpreter that cannot write into `folders`: for root (whom file modes do not
+    stop) each is bind-mounted read-only in a mount namespace of the process's own (unshare -m), as a
+    read-only disk would be; for anyone else their modes say so."""
+    command = [sys.executable, "-c", textwrap.dedent(code)]
+    if os.geteuid() == 0:
+        mounts = " && ".join(f"mount --bind -o ro '{f}' '{f}'" for f in folders)
+        command = ["unshare", "-m", "sh", "-c", f'{mounts} && exec "$0" "$@"', *command]
+    else:
+        for f in folders:
+            f.chmod(0o555)
+    try:
+        return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
+    finally:
+        for f in folders:
+            f.chmod(0o755)
+
+
+def test_a_cache_folder_on_a_read_only_disk_imports_or_compiles_without_it(cache, tmp_path):
+    # A filled folder still serves imports; an empty one says it could not be used and the load compiles.
+    model, inputs = _model_and_inputs()
+    pte, _ = lower(model, inputs)
+    expected, _ = _load_and_run(pte, inputs)  # fills `cache`
+    (tmp_path / "model.pte").write_bytes(pte)
+    torch.save(list(inputs), tmp_path / "inputs.pt")
+    empty = tmp_path / "empty-cache"
+    empty.mkdir()
+    proc = _run_with_read_only_folders([cache, empty], f"""
+        import json, torch
+        import executorch_openvino as exov
+        inputs = torch.load("inputs.pt")
+        for folder, name in (({str(cache)!r}, "filled"), ({str(empty)!r}, "empty")):
+            exov.set_cache_dir(folder)
+            torch.save(exov.load_method("model.pte").execute(inputs)[0], name + ".pt")
+            print(json.dumps(exov.last_compile_report()))
+    """, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    filled, empty_report = (json.loads(line) for line in proc.stdout.strip().splitlines()[-2:])
+    assert filled["loaded_from_cache"] is True and filled["cache_problem"] == ""
+    assert empty_report["loaded_from_cache"] is False
+    assert str(empty) in empty_report["cache_problem"] and "compiled without it" in empty_report["cache_problem"]
+    assert "compiled without it" in proc.stderr  # said where the user sees it, not only in the report
+    for name in ("filled", "empty"):
+        assert torch.equal(torch.load(tmp_path / f"{name}.pt"), expected[0])
+    assert not list(empty.iterdir())
 
 
 def test_a_bytes_path_works_and_empty_bytes_switch_the_cache_off(tmp_path):
