@@ -244,8 +244,8 @@ _NO_KERNEL_HINTS = {
     "aten.median": "a median of float32, float16 or bfloat16 values over sizes known at export",
     "aten.adaptive_max_pool": ("an adaptive max pool of float values over sizes known at export, its indices only "
                                "where each input size is a multiple of the output size"),
-    "aten._embedding_bag_forward_only": ("an embedding bag in sum or mean mode without padding_idx over a number of "
-                                         "indices known at export, whose side results are unused"),
+    "aten._embedding_bag_forward_only": ("an embedding bag without padding_idx over a number of indices known at "
+                                         "export, whose side results are unused"),
 }
 
 

@@ -19,7 +19,7 @@ from .. import progress
 from ..processed_blob import INDEX_CHECK_PREFIX, LOWERED_WITH_KEY, SIZES_CHECK_MARK, STATE_CHECK_MARK, OpenVINOIr
 from . import cached_attention, model_state
 from .ops import TORCH_TO_OPENVINO
-from .passes import embedding_bags, index_checks, returned_copies, run_before_conversion
+from .passes import embedding_bags, index_checks, max_embedding_bags, returned_copies, run_before_conversion
 
 
 class ConversionError(RuntimeError):
@@ -250,7 +250,8 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
     run_before_conversion(program, propagate_nans=propagate_nans)
     positions = returned_copies.return_copy_sources(program)
     checks = index_checks.add_index_checks(program, input_ranges)
-    embedding_bags.add_spare_bag(program)  # after the checks, which read the user's indices and offsets
+    max_embedding_bags.expand_max_bags(program)  # after the checks, which read the user's indices and offsets
+    embedding_bags.add_spare_bag(program)  # the same
     kept_outputs = len(outputs) - len(buffers)  # the partition's own outputs, before the checks
     cached, growing, cached_buffers, restart = _grow_cached_attention(program, buffers, inputs, outputs)
     if cached is not None:

@@ -106,8 +106,8 @@ RANGE_EXACT = INT32_EXACT | frozenset({
 INDEX_CONSUMERS = frozenset({"aten.embedding.default", "aten._embedding_bag.default"})
 # ExecuTorch 1.5.1 has no kernel for embedding bags. OpenVINO's frontend converts the sum and mean modes
 # (EmbeddingBagOffsets, EmbeddingBagPacked) and returns only the bags, not the int64 side results; it ignores
-# padding_idx, which changes the bags in PyTorch (passes/embedding_bags.refusal). Indices and offsets are
-# checked (passes/index_checks.py).
+# padding_idx, which changes the bags in PyTorch (passes/embedding_bags.refusal). Max mode becomes a scan before
+# conversion (passes/max_embedding_bags.py). Indices and offsets are checked (passes/index_checks.py).
 EMBEDDING_BAG = "aten._embedding_bag.default"
 # Writes at integer indices (a static KV cache's update): values are moved, the indices checked like a
 # lookup's (passes/index_checks.py). Summing writes (accumulate=True) and bool masks stay on ExecuTorch.

@@ -10,8 +10,8 @@ decomposition, each call becomes ``_embedding_bag`` with the same arguments
 (``padding_idx=None`` spelled -1, as the composite operator does).
 
 ExecuTorch 1.5.1 has no kernel for either: only calls the partitioner takes
-(:func:`refusal`: sum and mean modes, no ``padding_idx``, bags only) are rewritten; the others stay as they were
-and fail as before.
+(:func:`refusal`: no ``padding_idx``, bags over a static number of indices, side results unused) are rewritten;
+the others stay as they were and fail as before. Max mode is computed by ``max_embedding_bags``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import operator
 import torch
 
 from ..ops import NodeBuilder, op_name, result_read
+from .max_embedding_bags import MAX_MODE
 
 aten = torch.ops.aten
 
@@ -43,8 +44,8 @@ def refusal(node: torch.fx.Node) -> str | None:
     """Why the partitioner leaves an embedding bag call to ExecuTorch, which has no kernel for it, or None
     (completing "an embedding bag ...")."""
     args = arguments(node)
-    if args[4] not in (0, 1):
-        return "in max mode, which OpenVINO's converter does not take"
+    if args[4] not in (0, 1, MAX_MODE):
+        return f"in mode {args[4]}, which PyTorch does not define"
     if args[8] != -1:
         return "with padding_idx, which OpenVINO's converter ignores"
     indices = args[1].meta.get("val") if isinstance(args[1], torch.fx.Node) else None
@@ -52,6 +53,8 @@ def refusal(node: torch.fx.Node) -> str | None:
         # index_checks compares the offsets with the count, and add_spare_bag (which also computes
         # include_last_offset, refused by OpenVINO's converter) appends it: both need it at lowering.
         return "over a dynamic number of indices, against which its offsets cannot be checked"
+    if args[4] == MAX_MODE and isinstance(indices, torch.Tensor) and indices.dim() == 1 and indices.shape[0] == 0:
+        return "in max mode over no indices"
     if any(result_read(node, i) for i in (1, 2, 3)):
         return "whose int64 side results are used, which OpenVINO does not compute"
     return None
@@ -65,9 +68,10 @@ def call_embedding_bag_directly(program: torch.export.ExportedProgram) -> int:
         if node.op != "call_function" or op_name(node.target) not in _CALLS or refusal(node):
             continue
         args = arguments(node)
-        if args[7] and isinstance(args[2], torch.fx.Node) and last_bag_runs_to_the_end(node):
-            # Eager's last bag ends with the indices here (see _FAST_PATH_DTYPES): the last offset becomes their
-            # number, which every later stage computes alike (the weight's layout is lost after to_edge).
+        if args[7] and isinstance(args[2], torch.fx.Node) and (args[4] == MAX_MODE or last_bag_runs_to_the_end(node)):
+            # Eager's last bag ends with the indices here (see _FAST_PATH_DTYPES; in max mode always): the last
+            # offset becomes their number, which every later stage computes alike (the weight's layout is lost
+            # after to_edge).
             count = args[1].meta["val"].shape[0]
             build = NodeBuilder(program.graph, node.prev)
             args[2] = build(aten.cat.default, [build(aten.slice.Tensor, args[2], 0, 0, -1),
