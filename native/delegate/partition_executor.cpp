@@ -75,11 +75,19 @@ bool bind_to_request(Partition& partition, bool input, size_t i, ov_element_type
   return true;
 }
 
+// "execute: input 1 ('input_ids')": the partition's input number (its own,
+// which is not the method's where the method has other inputs or reads
+// them in another order) and the name the program gave it, which for a
+// method's input is the argument's name.
+std::string input_name(size_t i, const PortInfo& port) {
+  return "execute: input " + std::to_string(i) + (port.name.empty() ? std::string() : " ('" + port.name + "')");
+}
+
 // An int (SymInt) argument of the partition: a one-element int64 parameter,
 // as conversion.py lowers it.
 Error bind_int_input(Partition& partition, size_t i, int64_t value) {
   const PortInfo& port = partition.inputs[i];
-  auto which = [i] { return "execute: input " + std::to_string(i); };
+  auto which = [i, &port] { return input_name(i, port); };
   // One element: shape () or (1,), whichever the conversion chose.
   if (port.type != I64 || !port.is_static || port.shape.size() > 1 || (port.shape.size() == 1 && port.shape[0] != 1)) {
     report_error(which() + " is an int but the compiled model expects a " + ov_type_name(port.type) +
@@ -104,7 +112,7 @@ Error bind_int_input(Partition& partition, size_t i, int64_t value) {
 Error bind_input(Partition& partition, size_t i, EValue& value) {
   const PortInfo& port = partition.inputs[i];
   // Built only for a message: a string per input per call is measurable.
-  auto which = [i] { return "execute: input " + std::to_string(i); };
+  auto which = [i, &port] { return input_name(i, port); };
   if (value.isInt()) return bind_int_input(partition, i, value.toInt());
   if (!value.isTensor()) {
     report_error(which() + " is not a tensor (tag " + std::to_string(int(value.tag)) +

@@ -319,7 +319,7 @@ def test_a_failing_call_reports_its_own_error_while_other_threads_run():
                     method.execute([bad])
                     problems.append("a bad input was accepted")
                 except ValueError as error:  # the delegate refused it: a ValueError through load_method
-                    if "input 0 has shape (16, 8)" not in str(error):
+                    if "input 0 ('x') has shape (16, 8)" not in str(error):
                         problems.append(str(error))
             elif not torch.equal(method.execute([good])[0], expected):
                 problems.append("a wrong result")

@@ -165,11 +165,12 @@ def size_range(program, size):
     return ov.Dimension(0, -1 if upper is None else upper)
 
 
-def shared_size_checks(model, inputs: list, growing: set, state_inputs: set) -> list[str]:
+def shared_size_checks(model, inputs: list, growing: set, state_inputs: set, names: list[str] = ()) -> list[str]:
     """Appends to `model` (its inputs in `inputs`' order) one check output per pair of input sizes exported as
     one symbol (``x: (n, 4)``, ``y: (n, 2)``): true when the sizes differ. Returns, per check, what follows the
     check prefix and mark in its name (:func:`_name_size_checks`): ``sizes:A,a,B,b:`` and the message, with the
-    inputs numbered as the compiled model will have them (the `state_inputs` become state, so they are gone).
+    inputs numbered as the compiled model will have them (the `state_inputs` become state, so they are gone)
+    and named by `names` (the partition's placeholders, :func:`_name_inputs`) where given.
 
     The runtime's shape check looks at each input alone: without these, ``x`` (5, 4) with ``y`` (3, 2) failed
     inside OpenVINO unexplained, and a size of 1 would broadcast. The checks go last: the runtime reads
@@ -179,6 +180,10 @@ def shared_size_checks(model, inputs: list, growing: set, state_inputs: set) -> 
 
     def now(position):
         return position - sum(s < position for s in state_inputs)
+
+    def named(position):
+        name = f" ({names[position]!r})" if len(names) == len(inputs) else ""
+        return f"input {now(position)}{name}"
 
     first_seen: dict = {}
     checks = []
@@ -197,9 +202,9 @@ def shared_size_checks(model, inputs: list, growing: set, state_inputs: set) -> 
                                     opset13.constant(0, ov.Type.i64)) for k, axis in ((j, e), (i, d))]
             model.add_results([opset13.result(opset13.squeeze(opset13.not_equal(*sizes),
                                                               opset13.constant([0], ov.Type.i64)))])
-            checks.append(f"{SIZES_CHECK_MARK}{now(j)},{e},{now(i)},{d}:input {now(j)} dimension {e} and input "
-                          f"{now(i)} dimension {d} differ, but the program was exported with them as one dynamic "
-                          "size; pass inputs whose sizes agree")
+            checks.append(f"{SIZES_CHECK_MARK}{now(j)},{e},{now(i)},{d}:{named(j)} dimension {e} and {named(i)} "
+                          f"dimension {d} differ, but the program was exported with them as one dynamic size; pass "
+                          "inputs whose sizes agree")
     return checks
 
 
@@ -208,6 +213,18 @@ def _name_size_checks(model, checks: list, mark: str) -> None:
     first = len(model.outputs) - len(checks)
     for k, check in enumerate(checks):
         model.output(first + k).get_tensor().set_names({INDEX_CHECK_PREFIX + mark + check})
+
+
+def _name_inputs(model, names: list[str]) -> None:
+    """Gives each of `model`'s inputs the name of the partition's placeholder it is (a method's input keeps its
+    argument's name: "input_ids", where the converter wrote "arg_0"), which the runtime's messages show beside
+    the partition's input number. A name another tensor has already is left alone."""
+    if len(names) != len(model.inputs):
+        return
+    taken = {name for op in model.get_ordered_ops() for out in op.outputs() for name in out.get_names()}
+    for port, name in zip(model.inputs, names):
+        if name not in taken:
+            port.get_tensor().set_names({name})
 
 
 def _fix_int_parameters(model, inputs: list) -> None:
@@ -279,6 +296,7 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
         )
     if cached is not None:
         model = cached_attention.move_state_before_checks(model, len(outputs) - 1, len(checks))
+    _name_inputs(model, list(program.graph_signature.user_inputs))
 
     # Every size that is not symbolic is fixed, in dynamic inputs too: the
     # runtime then refuses a wrong one (ExecuTorch checks a dynamic input only
@@ -296,7 +314,8 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
         model.reshape(known_shapes)
     # (inputs that become state are left out: the runtime never sees them)
     state_inputs = {b.input_position for b in buffers if b.input_position is not None}
-    size_checks = shared_size_checks(model, inputs, set(growing), state_inputs)
+    size_checks = shared_size_checks(model, inputs, set(growing), state_inputs,
+                                     list(program.graph_signature.user_inputs))
 
     _fix_int_parameters(model, inputs)
     ppp = ov.preprocess.PrePostProcessor(model)
