@@ -82,6 +82,11 @@ SPECS = [CompileSpec("device", b"CPU")]
     ((SPECS,), {"performance_hint": ""}, TypeError, "got compile specs and performance_hint"),
     ((SPECS,), {"inference_precision": ""}, TypeError, r"got the str '' .*leave it out"),
     (("CPU",), {"compile_specs": SPECS}, TypeError, "got compile specs and device"),
+    # An unknown keyword: the closest one taken, and all of them (Python's own error names neither).
+    ((), {"op_types_to_skp": set()}, TypeError, r"unknown keyword argument 'op_types_to_skp' \(did you mean "
+                                                r"'op_types_to_skip'\?\); it takes device, inference_precision"),
+    ((), {"precision": "f16"}, TypeError, r"'precision' \(did you mean 'inference_precision'\?\)"),
+    ((SPECS,), {"colour": 1}, TypeError, r"unknown keyword argument 'colour'; it takes device"),
 ])
 def test_options_given_twice_or_of_the_wrong_kind_are_refused(args, keywords, error, message):
     with pytest.raises(error, match=message):

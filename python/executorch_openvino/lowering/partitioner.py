@@ -19,7 +19,8 @@ from .conversion import require_openvino_package
 from .integer_ranges import integer_ranges
 from .kept_operations import ops_to_not_decompose
 from .partitioner_arguments import (NotGiven, check_option_types, checked_specs, compile_specs_and, given_once,
-                                    given_value, options_given, refuse_repeated, skip_set, upstream_skip_sets)
+                                    given_value, options_given, refuse_repeated, refuse_unknown, skip_set,
+                                    upstream_skip_sets)
 from .partitioner_arguments import default
 from .operator_support import (OpenVINOOperatorSupport, flushed_constant_names,
                                refuse_quantization_left_for_executorch)
@@ -68,6 +69,7 @@ class OpenVINOPartitioner(Partitioner):
 
     def __new__(cls, *args, **keywords):
         if cls.__init__ is OpenVINOPartitioner.__init__:  # a subclass's own parameters are its business
+            refuse_unknown(keywords, list(inspect.signature(cls.__init__).parameters)[1:])  # Python's names no fix
             refuse_repeated(args, keywords)  # before Python's own "got multiple values for argument"
         return super().__new__(cls)
 

@@ -8,6 +8,7 @@ given is refused, ``device="CPU"`` too, since the list's value would silently wi
 
 from __future__ import annotations
 
+import difflib
 from typing import TypeVar, cast
 
 import torch
@@ -56,6 +57,17 @@ def refuse_repeated(args: tuple, keywords: dict) -> None:
             raise TypeError(compile_specs_and([name]))
         raise TypeError(f"OpenVINOPartitioner got {name} twice: {value!r} as argument {index + 1} and "
                         f"{name}={keywords[name]!r}; give it once, by position or by keyword")
+
+
+def refuse_unknown(keywords: dict, known: list[str]) -> None:
+    """Raises ``TypeError`` for a keyword OpenVINOPartitioner does not take, naming the closest one it does
+    (``op_types_to_skp``: ``op_types_to_skip``) and all of them, where Python's own error names neither."""
+    for name in keywords:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise TypeError(f"OpenVINOPartitioner got an unknown keyword argument {name!r}{hint}; it takes "
+                            f"{', '.join(known)}")
 
 
 def compile_specs_and(names: list[str]) -> str:
