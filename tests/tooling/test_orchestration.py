@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -100,10 +101,14 @@ def test_expose_links_a_pyenv_interpreter_and_reports_a_missing_one(tmp_path, mo
     assert os.environ["PATH"].split(os.pathsep)[0] == str(tmp_path / "links")
 
 
-def test_sessions_pass_strict_markers_and_their_selection():
+def test_sessions_pass_their_selection_and_pytest_s_own_options_come_from_pyproject():
     args = test_runs.pytest_args("native")
-    assert "--strict-markers" in args and args[-2:] == ["-m", "native"]
+    assert args[-2:] == ["-m", "native"]
     assert "-m" not in test_runs.pytest_args("")
+    # A plain `pytest tests/<dir>` behaves as the sessions do (issue 52): the options live where pytest looks.
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert {"--import-mode=importlib", "--strict-markers"} <= set(options["addopts"]) and options["xfail_strict"]
+    assert not {"--import-mode=importlib", "--strict-markers"} & set(args)
 
 
 def _session_functions() -> dict[str, ast.FunctionDef]:

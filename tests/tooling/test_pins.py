@@ -57,6 +57,12 @@ def test_pyproject_states_the_interpreters_of_the_release():
     assert pins.TRANSFORMERS in llm.specifier
 
 
+def test_the_test_group_pins_the_same_transformers_and_cmake():
+    group = [Requirement(r) for r in PYPROJECT["dependency-groups"]["test"]]
+    assert str(next(r for r in group if r.name == "transformers").specifier) == f"=={pins.TRANSFORMERS}"
+    assert {str(r) for r in group} >= set(pins.CMAKE_TOOLS)
+
+
 def test_the_release_workflow_uses_the_same_nox_and_interpreters():
     workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())
     assert workflow["env"]["NOX"] == f"nox=={pins.NOX}"
