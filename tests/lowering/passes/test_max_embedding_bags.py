@@ -34,6 +34,12 @@ def test_max_mode_matches_eager_exactly_nan_empty_bags_and_several_calls_include
         for actual, expected in zip(method.execute(list(inputs)), eager(module, inputs)):
             torch.testing.assert_close(actual, expected, rtol=0, atol=0, equal_nan=True)
     assert torch.isnan(eager(module, (with_nan, INDICES, torch.tensor([0, 1, 5])))[0]).any()  # the case is there
+    # 0.0 and -0.0 tie: eager keeps the bag's first, so the sign depends on the order.
+    zeros = torch.zeros(10, 3)
+    zeros[1], zeros[2, 1] = -0.0, -0.0
+    for indices in (INDICES, INDICES.flip(0)):
+        actual, expected = method.execute([zeros, indices, OFFSETS])[0], eager(module, (zeros, indices, OFFSETS))[0]
+        assert torch.equal(torch.signbit(actual), torch.signbit(expected)), (actual, expected)
     # Many scan steps (37 indices, bags of every size) and a parameter as weight.
     torch.manual_seed(0)
     bag = torch.nn.EmbeddingBag(50, 5, mode="max").eval()
