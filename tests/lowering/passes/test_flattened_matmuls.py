@@ -53,7 +53,8 @@ def _check(program, module, input_sets):
         assert_matches_eager(list(method.execute(list(inputs))), eager(module, inputs))
 
 
-@pytest.mark.parametrize("numerics", NUMERICS)
+# The LSTM takes 14 s per mode: fast mode (the same pass, other numerics) by hand, within CI's 25 minutes.
+@pytest.mark.parametrize("numerics", ["exact", pytest.param("fast", marks=pytest.mark.slow)])
 def test_lstm_steps_have_no_reshapes(numerics, tmp_path):
     torch.manual_seed(0)
     module = Recurrent().eval()
