@@ -101,7 +101,7 @@ def test_int64_input_outside_int32_is_refused_not_wrong():
     x = torch.tensor([[2**40 + 3, 5, 7], [1, 2, 3]], dtype=torch.int64)
     y = torch.ones(2, 3, dtype=torch.int64)
     method = exov.load_method(lower(Shuffle(), (y.clone(), y))[0])
-    with pytest.raises(ValueError, match="^input 0 holds the int64 value 1099511627779 at flat index 0, "
+    with pytest.raises(ValueError, match=r"^input 0 \('x'\) holds the int64 value 1099511627779 at flat index 0, "
                                          "outside the int32 range"):
         method.execute([x, y])
     # The same loaded method still serves a good call.
