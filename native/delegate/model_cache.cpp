@@ -336,9 +336,11 @@ bool read_entry_record(const std::string& entry, FileContent* out) {
   return true;
 }
 
-void remove_entry(const std::string& entry) {
-  std::remove(entry.c_str());
+bool remove_entry(const std::string& entry, std::string* problem) {
+  const bool removed = std::remove(entry.c_str()) == 0 || errno == ENOENT;
+  if (!removed && problem) *problem = "could not remove the model cache entry " + entry + ": " + std::strerror(errno);
   std::remove((entry + ".exov-crc").c_str());
+  return removed;
 }
 
 }  // namespace executorch_openvino

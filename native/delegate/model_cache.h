@@ -76,7 +76,8 @@ void record_entry(const std::string& entry);
 // The size and CRC-32 the entry's record holds (false without a readable record).
 bool read_entry_record(const std::string& entry, FileContent* out);
 // Removes an entry and its record (a process that mapped it keeps its pages).
-void remove_entry(const std::string& entry);
+// False with `problem` set when the entry is still there (a read-only folder).
+bool remove_entry(const std::string& entry, std::string* problem = nullptr);
 
 // While alive, holds an exclusive lock on "<dir>/ir/<digest>.lock" (flock;
 // nothing on Windows), so that one compile at a time, in any process, fills

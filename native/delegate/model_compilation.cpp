@@ -149,10 +149,15 @@ bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob
         }
         break;
       }
+      discard();
+      for (const std::string& f : imported) {
+        if (!remove_entry(f, problem)) {  // OpenVINO would import it again: a read-only folder, say so
+          *problem = "the model cache entry " + f + " has no record of its bytes or differs from it, and " + *problem;
+          return false;
+        }
+      }
       report_warning("init: the model cache entry " + (imported.empty() ? std::string("(not found)") : imported[0]) +
                      " has no record of its bytes or differs from it, so it was compiled again");
-      discard();
-      for (const std::string& f : imported) remove_entry(f);
       continue;
     }
     // Compiled from the IR file: it must have been the program's. Read again every time: the stamp's

@@ -432,6 +432,21 @@ def test_a_cache_folder_on_a_read_only_disk_imports_or_compiles_without_it(cache
     for name in ("filled", "empty"):
         assert torch.equal(torch.load(tmp_path / f"{name}.pt"), expected[0])
     assert not list(empty.iterdir())
+    # An entry without its record, which the folder does not let the load remove: said, compiled without it.
+    (record,) = cache.glob("*/*.exov-crc")
+    record.unlink()
+    proc = _run_with_read_only_folders([cache], f"""
+        import json, torch
+        import executorch_openvino as exov
+        exov.set_cache_dir({str(cache)!r})
+        torch.save(exov.load_method("model.pte").execute(torch.load("inputs.pt"))[0], "unrecorded.pt")
+        print(json.dumps(exov.last_compile_report()))
+    """, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert "has no record of its bytes" in report["cache_problem"], report
+    assert "could not remove the model cache entry" in report["cache_problem"], report
+    assert torch.equal(torch.load(tmp_path / "unrecorded.pt"), expected[0])
 
 
 def test_a_bytes_path_works_and_empty_bytes_switch_the_cache_off(tmp_path):

@@ -52,3 +52,9 @@ def test_max_mode_matches_eager_exactly_nan_empty_bags_and_several_calls_include
         assert_matches_eager(list(method.execute([indices, other])), eager(bag, (indices, other)), rtol=0, atol=0)
     with pytest.raises(RuntimeError, match="an index outside 0..49"):
         method.execute([indices * 0 + 50, offsets])
+    # Eager's max mode reads decreasing offsets as if sorted (sum and mean raise): refused, and said so.
+    decreasing = torch.tensor([0, 9, 1, 20, 30, 36])
+    eager(bag, (indices, decreasing))  # no error in eager
+    with pytest.raises(RuntimeError, match="offsets that decrease, which eager's max mode reads as if sorted.*"
+                                           "give offsets that do not decrease$"):
+        method.execute([indices, decreasing])

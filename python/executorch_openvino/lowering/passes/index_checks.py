@@ -34,6 +34,7 @@ import torch
 
 from ..ops import add_call, op_name
 from .embedding_bags import scales_last_mean_bag
+from .max_embedding_bags import MAX_MODE
 
 aten = torch.ops.aten
 
@@ -105,9 +106,15 @@ def _embedding_bag_checks(graph: torch.fx.Graph, node: torch.fx.Node) -> list:
             falling = add_call(graph, aten.any.default, add_call(
                 graph, aten.lt.Tensor, add_call(graph, aten.slice.Tensor, offsets, 0, 1, 2**62),
                 add_call(graph, aten.slice.Tensor, offsets, 0, 0, -1)))
+            # Eager's max mode takes decreasing offsets as if sorted (offset2bag counts them; a tester's finding),
+            # where sum and mean raise: so its message says what this refusal is (the runtime adds "eager raises").
+            falls = (f"{where} was given offsets that decrease, which eager's max mode reads as if sorted and its sum "
+                     "and mean modes refuse; this delegate refuses them in every mode: give offsets that do not "
+                     "decrease" if len(node.args) > 4 and node.args[4] == MAX_MODE else
+                     f"{where} was given offsets that decrease")
             found += [(past, f"{where} was given an offset outside 0..{count} (the number of indices)"),
                       (first, f"{where} was given a first offset other than 0"),
-                      (falling, f"{where} was given offsets that decrease")]
+                      (falling, falls)]
             # Any of these: every bag empty, which OpenVINO computes (the call fails with the message anyway).
             wrong = add_call(graph, aten.bitwise_or.Tensor, add_call(graph, aten.bitwise_or.Tensor, past, first),
                              falling)
