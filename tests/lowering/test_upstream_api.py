@@ -93,6 +93,14 @@ def test_options_given_twice_or_of_the_wrong_kind_are_refused(args, keywords, er
         exov.OpenvinoPartitioner(*args, **keywords)
 
 
+def test_a_subclass_is_named_in_the_unknown_keyword_refusal():
+    class Mine(exov.OpenvinoPartitioner):
+        pass
+
+    with pytest.raises(TypeError, match=r"^Mine got an unknown keyword argument 'devise' \(did you mean 'device'\?\)"):
+        Mine(devise="CPU")
+
+
 def test_the_signature_shows_the_defaults_and_they_apply():
     import inspect
 

@@ -69,7 +69,7 @@ class OpenVINOPartitioner(Partitioner):
 
     def __new__(cls, *args, **keywords):
         if cls.__init__ is OpenVINOPartitioner.__init__:  # a subclass's own parameters are its business
-            refuse_unknown(keywords, list(inspect.signature(cls.__init__).parameters)[1:])  # Python's names no fix
+            refuse_unknown(keywords, list(inspect.signature(cls.__init__).parameters)[1:], cls.__name__)
             refuse_repeated(args, keywords)  # before Python's own "got multiple values for argument"
         return super().__new__(cls)
 

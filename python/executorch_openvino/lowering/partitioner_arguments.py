@@ -59,14 +59,14 @@ def refuse_repeated(args: tuple, keywords: dict) -> None:
                         f"{name}={keywords[name]!r}; give it once, by position or by keyword")
 
 
-def refuse_unknown(keywords: dict, known: list[str]) -> None:
+def refuse_unknown(keywords: dict, known: list[str], name: str = "OpenVINOPartitioner") -> None:
     """Raises ``TypeError`` for a keyword OpenVINOPartitioner does not take, naming the closest one it does
     (``op_types_to_skp``: ``op_types_to_skip``) and all of them, where Python's own error names neither."""
-    for name in keywords:
-        if name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
+    for keyword in keywords:
+        if keyword not in known:
+            close = difflib.get_close_matches(keyword, known, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise TypeError(f"OpenVINOPartitioner got an unknown keyword argument {name!r}{hint}; it takes "
+            raise TypeError(f"{name} got an unknown keyword argument {keyword!r}{hint}; it takes "
                             f"{', '.join(known)}")
 
 
