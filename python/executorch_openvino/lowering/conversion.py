@@ -17,7 +17,7 @@ import torch
 
 from .. import progress
 from ..processed_blob import INDEX_CHECK_PREFIX, LOWERED_WITH_KEY, SIZES_CHECK_MARK, STATE_CHECK_MARK, OpenVINOIr
-from . import cached_attention, model_state
+from . import cached_attention, compile_crash_guards, model_state
 from .ops import TORCH_TO_OPENVINO
 from .passes import embedding_bags, index_checks, max_embedding_bags, returned_copies, run_before_conversion
 
@@ -341,6 +341,7 @@ def convert_partition(program: torch.export.ExportedProgram, *, propagate_nans: 
     _name_size_checks(model, size_checks, mark)
     if compress is not None:
         model = compress(model)
+    compile_crash_guards.guard_biased_matmul_sums(model)  # last: it avoids a crash of OpenVINO's compile
     model.set_rt_info(ov.get_version(), LOWERED_WITH_KEY)
 
     progress.stage("writing the partition's IR")
