@@ -138,7 +138,8 @@ def run_checks(session: nox.Session, script: str, env: dict) -> None:
     """pytest on tests/windows/`script` (and only that folder's conftest), outside the source tree."""
     folder = ROOT / "tests" / "windows"
     with session.chdir(session.create_tmp()):
-        session.run("python", "-m", "pytest", str(folder / script), "-p", "no:cacheprovider",
+        # prepend, over pyproject.toml's importlib: the checks import their folder's helpers (wine.py).
+        session.run("python", "-m", "pytest", str(folder / script), "-p", "no:cacheprovider", "--import-mode=prepend",
                     "--rootdir", str(folder), "--confcutdir", str(folder), "-ra", *session.posargs, env=env)
 
 
