@@ -285,9 +285,10 @@ EntryLock::~EntryLock() {
 #endif
 }
 
+std::string ir_weights_path(const std::string& ir_path) { return ir_path.substr(0, ir_path.size() - 4) + ".bin"; }
+
 bool ir_files_hold(const std::string& ir_path, const std::string& xml, const void* weights, size_t weights_size) {
-  const std::string bin = ir_path.substr(0, ir_path.size() - 4) + ".bin";
-  return file_holds(ir_path, xml.data(), xml.size()) && file_holds(bin, weights, weights_size);
+  return file_holds(ir_path, xml.data(), xml.size()) && file_holds(ir_weights_path(ir_path), weights, weights_size);
 }
 
 std::vector<std::string> entry_files(const std::string& entry_dir) {
@@ -315,25 +316,21 @@ std::string entry_crc(const std::string& path) {
   return std::to_string(size) + " " + std::to_string(static_cast<uint32_t>(crc)) + "\n";
 }
 
-bool entry_matches_record(const std::string& entry, const std::string& crc) {
+bool entry_matches_record(const std::string& entry, const std::string& crc, FileContent* recorded) {
   // Read every time: a file's times do not vouch for its bytes (a write through a shared mapping to a page
   // already dirty changes neither, a breaker's finding; tmpfs updates them for no mapped write).
-  const std::string recorded = read_small_file(entry + ".exov-crc");
-  return !recorded.empty() && (crc.empty() ? entry_crc(entry) : crc) == recorded;
+  const std::string record = read_small_file(entry + ".exov-crc");
+  if (record.empty() || (crc.empty() ? entry_crc(entry) : crc) != record) return false;
+  unsigned long long size = 0;
+  unsigned long sum = 0;
+  if (recorded && std::sscanf(record.c_str(), "%llu %lu", &size, &sum) == 2) *recorded = {size, uint32_t(sum)};
+  return true;
 }
 
 void record_entry(const std::string& entry) {
   const std::string record = entry_crc(entry);
   std::string ignored;  // without a record the entry is compiled again next time
   if (!record.empty()) write_whole_file(entry + ".exov-crc", record.data(), record.size(), &ignored);
-}
-
-bool read_entry_record(const std::string& entry, FileContent* out) {
-  unsigned long long size = 0;
-  unsigned long crc = 0;
-  if (std::sscanf(read_small_file(entry + ".exov-crc").c_str(), "%llu %lu", &size, &crc) != 2) return false;
-  *out = {size, static_cast<uint32_t>(crc)};
-  return true;
 }
 
 bool remove_entry(const std::string& entry, std::string* problem) {

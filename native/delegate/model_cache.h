@@ -53,6 +53,9 @@ std::string cached_ir_path(const std::string& dir, const ParsedBlob& blob, const
                            const std::function<bool(uint32_t* weights_crc)>& blob_intact, bool* rewritten,
                            std::string* problem);
 
+// The weights file beside the IR XML `ir_path` ("<dir>/ir/<digest>.bin").
+std::string ir_weights_path(const std::string& ir_path);
+
 // Whether `ir_path` (cached_ir_path's) and its .bin hold exactly `xml` and
 // `weights` (read in chunks, compared byte for byte).
 bool ir_files_hold(const std::string& ir_path, const std::string& xml, const void* weights, size_t weights_size);
@@ -69,12 +72,11 @@ std::vector<std::string> entry_files(const std::string& entry_dir);
 // vouch for its bytes (a write through a shared mapping to a page already
 // dirty changes neither, a breaker's finding).
 // `crc`: the entry's entry_crc if read already, else it is read here.
-bool entry_matches_record(const std::string& entry, const std::string& crc = "");
+// `recorded`, when given and the entry matches, gets the record's size and CRC-32.
+bool entry_matches_record(const std::string& entry, const std::string& crc = "", FileContent* recorded = nullptr);
 // "size crc" of the entry's bytes, as its record holds them ("" when it cannot be read).
 std::string entry_crc(const std::string& entry);
 void record_entry(const std::string& entry);
-// The size and CRC-32 the entry's record holds (false without a readable record).
-bool read_entry_record(const std::string& entry, FileContent* out);
 // Removes an entry and its record (a process that mapped it keeps its pages).
 // False with `problem` set when the entry is still there (a read-only folder).
 bool remove_entry(const std::string& entry, std::string* problem = nullptr);

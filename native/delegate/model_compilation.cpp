@@ -142,11 +142,9 @@ bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob
       const bool read_early = imported.size() == 1 && !early_crc.empty() &&
                               files::same_file(imported[0], files::join(entry_dir, early_name)) &&
                               entry_files(entry_dir) == entries_before;
-      if (imported.size() == 1 && entry_matches_record(imported[0], read_early ? early_crc : "")) {
-        FileContent recorded;
-        if (read_entry_record(imported[0], &recorded)) {
-          *watched = WatchedFile::open(imported[0], recorded, "the model cache entry");
-        }
+      FileContent recorded;
+      if (imported.size() == 1 && entry_matches_record(imported[0], read_early ? early_crc : "", &recorded)) {
+        *watched = WatchedFile::open(imported[0], recorded, "the model cache entry");
         break;
       }
       discard();
@@ -182,7 +180,7 @@ bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob
       }
     }
     // OpenVINO's CPU plugin keeps the IR's weights file mapped when it reads some constants in place.
-    const std::string bin = path.substr(0, path.size() - 4) + ".bin";
+    const std::string bin = ir_weights_path(path);
     const std::vector<std::string> mapped = mapped_files_under(mapped_ir);
     uint32_t weights_crc = 0;
     if (std::find(mapped.begin(), mapped.end(), files::canonical(bin)) != mapped.end() && blob_intact(&weights_crc)) {
