@@ -7,6 +7,7 @@ in the pytest markers of tests/ (pyproject.toml registers them). docs/developmen
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -19,6 +20,10 @@ from orchestration import release as releases, sanitizers as sanitized, test_run
 from orchestration import local_index, wheel_checks, windows  # noqa: E402
 
 nox.options.sessions = ["tests"]
+# pip installs without byte-compiling (its --no-compile: pip reads this variable as its `compile` setting, hence
+# "0"); Python compiles what a session imports, a small part of torch, on first import. Measured: a tests
+# session's installs took 44 s instead of 90 s (docs/design.md, "CI and the orchestration").
+os.environ.setdefault("PIP_NO_COMPILE", "0")
 PYTHON = pins.PYTHON
 OPENVINO = list(pins.OPENVINO_RELEASES)
 OTHER_PYTHONS = sorted({*pins.WHEEL_PYTHONS, *pins.INSTALL_PYTHONS} - {PYTHON})
@@ -81,7 +86,7 @@ def tests(session: nox.Session, openvino: str) -> None:
 
 @nox.session(python=PYTHON, requires=["repair"])
 def slow_tests(session: nox.Session) -> None:
-    """The tests marked slow, which CI leaves out (by hand before a release; about 10 minutes)."""
+    """The tests marked slow and the cases of sampled tables, which CI leaves out (by hand before a release)."""
     test_runs.tests_session(session, pins.OPENVINO_NEWEST, test_runs.SLOW)
 
 

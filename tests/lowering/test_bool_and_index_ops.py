@@ -9,6 +9,7 @@ from exov_testing.cases import B1, BOOL_OPS
 from exov_testing.programs import assert_matches_eager, check_fully_delegated, eager, Fn, lower, run
 
 @pytest.mark.parametrize("op", list(BOOL_OPS))
+@pytest.mark.sampled(every=2)
 def test_all_bool_inputs_lower_and_match_eager(op):
     """Before: the whole program failed to lower ("aten.maximum.default ... wasn't fully converted")."""
     fn, inputs = BOOL_OPS[op]

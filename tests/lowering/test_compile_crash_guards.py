@@ -36,6 +36,7 @@ PROGRAMS = {
 
 @pytest.mark.parametrize("numerics", ["exact", "fast"])
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.sampled(every=2)
 def test_a_program_that_crashed_openvinos_compile_loads_and_matches_eager(tmp_path, name, numerics):
     result = run_python_json("""
         import json

@@ -61,6 +61,7 @@ ATTENTION_CASES = {
 
 @pytest.mark.parametrize("case, numerics", [(case, "exact") for case in ATTENTION_CASES]
                          + [("bool mask", "fast"), ("causal", "fast")])
+@pytest.mark.sampled(every=2)
 def test_attention_reaches_openvino_whole_and_matches_eager(case, numerics, tmp_path):
     module, make_inputs = ATTENTION_CASES[case]
     program = exov.lower(module, make_inputs(0), numerics=numerics)

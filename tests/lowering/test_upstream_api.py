@@ -172,6 +172,7 @@ class PositionIds(torch.nn.Module):
     (Fn(lambda i: (torch.remainder(i, 3), i % -4)), (torch.tensor([-7, -1, 0, 5, 2**20], dtype=torch.int32),)),
     (PositionIds(), (torch.tensor([[5, 6, 7, 8]]),)),
 ], ids=["0-d int32", "0-d int16 with 1-d", "integer remainder", "position ids cumsum"])
+@pytest.mark.sampled(every=2)
 def test_the_standard_path_gives_what_lower_gives(module, inputs):
     from executorch.exir import to_edge_transform_and_lower
 

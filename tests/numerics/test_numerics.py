@@ -37,6 +37,7 @@ DIFFERING = {
 
 
 @pytest.mark.parametrize("case", list(DIFFERING))
+@pytest.mark.sampled(every=2)
 def test_default_lowering_is_exact(case):
     fn, inputs = DIFFERING[case]
     model = Fn(lambda *a: (fn(*a), a[0].float() * 0.5))  # something for OpenVINO beside it
@@ -48,6 +49,7 @@ def test_default_lowering_is_exact(case):
 
 
 @pytest.mark.parametrize("case", ["int32 amax", "int64 add", "float64 mul", "uint8 add"])
+@pytest.mark.sampled(every=2)
 def test_fast_numerics_delegates_them(case):
     fn, inputs = DIFFERING[case]
     _, exact = lower(Fn(fn), inputs)
@@ -91,6 +93,7 @@ MASK = (torch.arange(600) % 3 != 0)  # 400 True: counts past 255
 
 @pytest.mark.parametrize("dtype", [torch.bool, U8, I8, I16, I32])
 @pytest.mark.parametrize("op", ["cumsum", "prod", "sum"])
+@pytest.mark.sampled(every=3)
 def test_integer_accumulation_is_int64_as_in_pytorch(op, dtype):
     values = MASK.to(dtype) if op != "prod" else (MASK.to(dtype) + (dtype != torch.bool)).view(60, 10)[:, :4].contiguous()
     fn = {
@@ -136,6 +139,7 @@ INT32_ELEMENTWISE = {
 
 
 @pytest.mark.parametrize("case", list(INT32_ELEMENTWISE))
+@pytest.mark.sampled(every=3)
 def test_int32_elementwise_ops_past_2_24_are_exact_on_every_cpu(case):
     fn, inputs = INT32_ELEMENTWISE[case]
     pte, summary = lower(Fn(fn), inputs)

@@ -14,6 +14,7 @@ pytestmark = [pytest.mark.older_openvino, pytest.mark.aarch64]
     "name,shape_index",
     [(name, i) for name, (_, shapes) in OPERATORS.items() for i in range(len(shapes))],
 )
+@pytest.mark.sampled(every=2)
 def test_operator_matches_eager(name, shape_index):
     factory, shapes = OPERATORS[name]
     torch.manual_seed(shape_index)

@@ -20,6 +20,7 @@ pytestmark = [pytest.mark.own_runtime]
 
 
 @pytest.mark.parametrize("case", list(SEMANTICS))
+@pytest.mark.sampled(every=2)
 def test_matches_eager(case):
     fn, inputs = SEMANTICS[case]
     pte, _ = lower(Fn(fn), inputs)
@@ -32,6 +33,7 @@ B = 2**24 + 1  # the first integer float32 cannot hold
 @pytest.mark.parametrize("case", [
     "eq", "relu", "amax", "clamp", "matmul", "max_dim", "arange", "full_float_literal",
 ])
+@pytest.mark.sampled(every=2)
 def test_integers_past_float32_precision(case):
     i32 = lambda *v: torch.tensor(v, dtype=torch.int32)  # noqa: E731
     fn, inputs = {
@@ -205,6 +207,7 @@ ROUNDED_QUOTIENTS = {
 
 
 @pytest.mark.parametrize("case", list(ROUNDED_QUOTIENTS))
+@pytest.mark.sampled(every=2)
 def test_a_rounded_quotient_is_exact(case):
     fn, inputs = ROUNDED_QUOTIENTS[case]
     pte, summary = lower(Fn(fn), inputs)

@@ -198,6 +198,7 @@ def test_spinning_openmp_threads_are_named_once_where_they_slow_the_calls(progra
     ({"SET_AFTER_IMPORT": "1"}, True),  # os.environ after import torch: libgomp read its settings already
 ], ids=["unset", "passive", "active", "spincount-1k", "spincount-20000", "spincount-infinite", "one-thread",
         "passive-after-import"])
+@pytest.mark.sampled(every=2)
 def test_spinning_is_judged_from_the_environment_libgomp_read(tmp_path, environment, spinning):
     run = _run_fresh("""
         import os, torch

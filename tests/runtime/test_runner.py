@@ -64,6 +64,7 @@ def test_the_command_starts_the_runner(small_program):
 
 
 @pytest.mark.parametrize("name", sorted(OPERATORS))
+@pytest.mark.sampled(every=2)
 def test_operator_program_outputs_equal_pythons_bit_for_bit(name, tmp_path):
     factory, shapes = OPERATORS[name]
     torch.manual_seed(0)

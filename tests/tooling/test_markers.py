@@ -15,7 +15,7 @@ TESTS = ROOT / "tests"
 
 def _registered() -> set[str]:
     ini = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
-    return {line.split(":", 1)[0].strip() for line in ini["markers"]}
+    return {line.split(":", 1)[0].split("(", 1)[0].strip() for line in ini["markers"]}  # "name(args): text"
 
 
 def _module_markers(path: Path) -> set[str]:

@@ -32,6 +32,7 @@ DIVIDING_ALIKE = [  # no rewrite needed
 
 @pytest.mark.parametrize("pool, shape", OVERFLOWING + DIVIDING_ALIKE,
                          ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else type(v).__name__)
+@pytest.mark.sampled(every=2)
 def test_delegated_and_divided_like_pytorch(pool, shape):
     torch.manual_seed(0)
     x = torch.randn(shape)

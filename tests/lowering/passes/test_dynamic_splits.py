@@ -97,6 +97,7 @@ def test_dynamic_tokens_keep_their_split():
     lambda x: torch.unsafe_split_with_sizes(x, [30, 2], -1)[1] * 2,
     lambda x: [p + 1 for p in torch.split_copy(x, 20, -1) + torch.split_with_sizes_copy(x, [1, 31], -1)],
 ], ids=["chunk", "uneven-returned", "sizes-one-used", "split-middle-dim", "unsafe", "unsafe-sizes", "copies"])
+@pytest.mark.sampled(every=2)
 def test_splits_keep_dynamic_batch(fn):
     torch.manual_seed(0)
     module = OneInput(fn)
@@ -109,6 +110,7 @@ def test_splits_keep_dynamic_batch(fn):
 @pytest.mark.parametrize("batch_first, layers, bidirectional", [
     (True, 1, False), (False, 1, False), pytest.param(True, 2, True, marks=pytest.mark.slow)],
     ids=["batch-first", "sequence-first", "2-layers-bidirectional"])
+@pytest.mark.sampled(every=2)
 def test_gru_with_dynamic_batch(batch_first, layers, bidirectional, numerics):
     torch.manual_seed(0)
     module = torch.nn.GRU(8, 16, num_layers=layers, bidirectional=bidirectional, batch_first=batch_first).eval()

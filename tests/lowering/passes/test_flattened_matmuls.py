@@ -71,6 +71,7 @@ def test_lstm_steps_have_no_reshapes(numerics, tmp_path):
 
 @pytest.mark.parametrize("bias", [True, False], ids=["addmm", "mm"])
 @pytest.mark.parametrize("shape", [(2, 7, 8), (2, 3, 5, 8), (1, 1, 8)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.sampled(every=2)
 def test_linear_on_higher_ranks(shape, bias):
     torch.manual_seed(0)
     module = torch.nn.Linear(8, 6, bias=bias)
@@ -127,6 +128,7 @@ def _regrouped(x, w, b):  # viewed back to other leading sizes than the operand'
                                             (_regrouped, (1, 6))],
                          ids=["full-bias", "scaled", "flat-result-returned", "flat-operand-returned", "regrouped",
                               "regrouped-row-bias"])
+@pytest.mark.sampled(every=2)
 def test_other_products_keep_eager_values(fn, bias_shape):
     torch.manual_seed(0)
     module = Fn(fn)

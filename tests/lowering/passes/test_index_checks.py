@@ -57,6 +57,7 @@ def source(request, tmp_path):
 
 @pytest.mark.parametrize("numerics", ["exact", "fast"])
 @pytest.mark.parametrize("kind", list(CASES))
+@pytest.mark.sampled(every=2)
 def test_an_index_outside_the_table_fails_the_call(kind, numerics, source):
     where, tmp_path = source
     model = Lookups(kind).eval()

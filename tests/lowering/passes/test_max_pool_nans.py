@@ -54,6 +54,7 @@ CASES = [("relu", pool) for pool in POOLS] + [(a, "k3_s2_p1_ceil") for a in ACTI
 
 
 @pytest.mark.parametrize("activation, pool", CASES)
+@pytest.mark.sampled(every=2)
 def test_a_pool_after_an_activation_without_minus_inf_finds_nan_by_its_sums(activation, pool):
     module = Fn(lambda x: F.max_pool2d(ACTIVATIONS[activation](x), **POOLS[pool]))
     x = _image()
@@ -113,6 +114,7 @@ MASK_FORMS = {
 
 
 @pytest.mark.parametrize("case", list(MASK_FORMS))
+@pytest.mark.sampled(every=2)
 def test_other_pools_keep_the_mask_form(case):
     fn, dtype = MASK_FORMS[case]
     module = Fn(fn)

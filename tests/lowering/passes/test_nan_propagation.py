@@ -61,6 +61,7 @@ class Op(torch.nn.Module):
 
 
 @pytest.mark.parametrize("name", list(OPS))
+@pytest.mark.sampled(every=2)
 def test_nan_and_infinities_propagate_as_in_eager(name):
     pte, summary = lower(Op(OPS[name]), (X,))
     assert summary.delegated == summary.total, f"{name} was not delegated"

@@ -84,6 +84,7 @@ def dynamic(request):
 
 
 @pytest.mark.parametrize("kinds", CASES, ids=["+".join(c) for c in CASES])
+@pytest.mark.sampled(every=2)
 def test_lowered_program_returns_eagers_values_every_way(kinds, dynamic, tmp_path):
     model = Returns(*kinds).eval()
     pte = tmp_path / "model.pte"
@@ -114,6 +115,7 @@ def test_lowered_program_returns_eagers_values_every_way(kinds, dynamic, tmp_pat
 
 @pytest.mark.parametrize("kinds", [("input",), ("input", "computed"), ("view", "clone", "constant", "computed")],
                          ids=lambda kinds: "+".join(kinds))
+@pytest.mark.sampled(every=2)
 def test_openvino_backend_returns_eagers_values(kinds, dynamic, tmp_path):
     model = Returns(*kinds).eval()
     backend = exov.OpenVINOBackend().build(model, (FIRST,), dynamic_shapes=_dynamic(dynamic), cache_dir=tmp_path)
