@@ -31,10 +31,11 @@ def page(summary: dict, wheel: Path, session_s: float, commit: str, day: str) ->
         ("input", f"{tuple(s['batch'])} tokens"),
         (".pte", f"{s['pte_mb']} MB, lowered in {s['lower_s']} s"),
         ("delegated operators", f"{s['delegated']}/{s['total']} in {s['partitions']} partition(s)"),
+        ("on ExecuTorch", "; ".join(s.get("on_executorch", [])) or "nothing"),
         ("max abs difference", f"{s['max_abs']:.3e} (limit {s['max_abs_limit']:.0e})"),
         ("min cosine", f"{s['min_cosine']:.8f} (limit {s['min_cosine_limit']})"),
         ("median latency", f"{s['delegate_ms']} ms ExecuTorch+OpenVINO, {s['eager_ms']} ms eager PyTorch "
-                           f"({s['repeats']} runs)"),
+                           f"({s['repeats']} runs{_load(s.get('load_average'))})"),
         ("result", "PASS" if s["passed"] else "FAIL"),
     ]
     lines = ["# The demo's last published run", "",
@@ -42,6 +43,11 @@ def page(summary: dict, wheel: Path, session_s: float, commit: str, day: str) ->
              "the demo printed; nothing here is typed by hand.", "", "| | |", "|---|---|"]
     lines += [f"| {name} | {value} |" for name, value in rows]
     return "\n".join(lines) + "\n"
+
+
+def _load(load: float | None) -> str:
+    """The run's 1-minute load average, which says whether other work shared the CPU."""
+    return "" if load is None else f"; load average {load:.1f}"
 
 
 def publish(summary_file: Path, wheel: Path, session_s: float, out: Path, root: Path) -> str:

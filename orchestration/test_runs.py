@@ -75,8 +75,23 @@ def run_suite(session: nox.Session, wheel: Path, openvino: str, markers: str = "
         **(env or {}),
     }
     with session.chdir(workdir):
-        session.run("python", "-m", "pytest", str(layout.TESTS), *pytest_args(markers, workers=workers), *args,
-                    *session.posargs, env=env)
+        try:
+            session.run("python", "-m", "pytest", str(layout.TESTS), *pytest_args(markers, workers=workers), *args,
+                        *session.posargs, env=env)
+        except nox.command.CommandFailed as failed:
+            if failed.return_code == NOTHING_SELECTED and markers:
+                session.log(nothing_selected_hint(markers))
+            raise
+
+
+NOTHING_SELECTED = 5  # pytest's exit code when no test was collected or all were deselected
+
+
+def nothing_selected_hint(markers: str) -> str:
+    """What to do when the arguments after `--` select nothing within the session's marker selection."""
+    return (f"no test selected: this session runs only `-m \"{markers}\"` and the arguments after `--` choose "
+            "within it; a test marked native or slow runs with `-m native` or `-m slow` after `--` (the last `-m` "
+            "wins), e.g. `nox -s \"tests(...)\" -- -m native -k test_bad_inputs`")
 
 
 def tests_session(session: nox.Session, openvino: str, markers: str | None = None) -> None:

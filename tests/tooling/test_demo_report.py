@@ -15,7 +15,8 @@ SUMMARY = {"openvino": "2099.1.0-test", "cpu": {"name": "Test CPU", "cores": 3, 
                                                  "capabilities": ["FP32"]},
            "batch": [5, 17], "pte_mb": 71.3, "lower_s": 12.9, "delegated": 298, "total": 301, "partitions": 2,
            "max_abs": 2.5e-6, "min_cosine": 0.99999871, "delegate_ms": 13.57, "eager_ms": 24.68, "repeats": 9,
-           "passed": True, "max_abs_limit": 3e-3, "min_cosine_limit": 0.97}
+           "passed": True, "max_abs_limit": 3e-3, "min_cosine_limit": 0.97, "load_average": 2.25,
+           "on_executorch": ["aten.where.self x2: test reason", "aten.full.default x1: other reason"]}
 
 
 def _literal_text(function: ast.FunctionDef) -> list[str]:
@@ -52,6 +53,14 @@ def test_the_page_states_the_run_s_limits_and_the_wheel_s_size(tmp_path):
     assert rows["demo session"].startswith("101 s ")
     assert rows["delegated operators"] == "298/301 in 2 partition(s)"
     assert rows["date, commit"] == "2099-01-02, abc1234"
+    assert rows["on ExecuTorch"] == "aten.where.self x2: test reason; aten.full.default x1: other reason"
+    assert rows["median latency"].endswith("(9 runs; load average 2.2)")
+
+
+def test_a_summary_from_before_the_load_average_and_the_remainder_still_makes_a_page(tmp_path):
+    older = {k: v for k, v in SUMMARY.items() if k not in ("load_average", "on_executorch")}
+    rows = dict(re.findall(r"^\| ([^|]+) \| (.+) \|$", demo_report.page(older, tmp_path, 1.0, "a", "b"), re.M))
+    assert rows["on ExecuTorch"] == "nothing" and rows["median latency"].endswith("(9 runs)")
 
 
 def test_the_demo_writes_the_limits_into_its_summary():

@@ -4,11 +4,15 @@ index and checksums, interpreter discovery, and the session list."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import os
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
+import nox
 import pytest
 
 from orchestration import interpreters, package_index, pins, release, test_runs, wheel_build
@@ -133,3 +137,31 @@ def test_ci_names_sessions_that_exist():
 
     sessions = set(nox.registry.get())
     assert {name.split("-")[0].split("(")[0] for name in noxfile.CI} <= sessions, set(noxfile.CI) - sessions
+
+
+def test_a_subset_that_selects_nothing_names_the_sessions_markers_and_the_way_out(monkeypatch, tmp_path):
+    logged = []
+
+    class Session:
+        posargs = ["-k", "test_bad_inputs"]
+        log = staticmethod(logged.append)
+        create_tmp = staticmethod(lambda: str(tmp_path))
+        chdir = staticmethod(lambda path: contextlib.nullcontext())
+
+        @staticmethod
+        def run(*args, **kwargs):
+            raise nox.command.CommandFailed("Returned code 5", return_code=test_runs.NOTHING_SELECTED)
+
+    monkeypatch.setattr(test_runs, "other_openvino_runtime", lambda session, openvino: tmp_path)
+    with pytest.raises(nox.command.CommandFailed):
+        test_runs.run_suite(Session(), tmp_path / "x.whl", pins.OPENVINO_NEWEST, "not slow and not native")
+    assert logged == [test_runs.nothing_selected_hint("not slow and not native")]
+    assert '`-m "not slow and not native"`' in logged[0] and "-m native -k" in logged[0]
+
+
+def test_pytest_takes_the_last_marker_expression(tmp_path):
+    (tmp_path / "test_x.py").write_text("import pytest\n@pytest.mark.native\ndef test_a():\n    pass\n")
+    done = subprocess.run([sys.executable, "-m", "pytest", str(tmp_path / "test_x.py"), "-q", "-p", "no:cacheprovider",
+                           "-W", "ignore::pytest.PytestUnknownMarkWarning", "-m", "not native", "-m", "native"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout

@@ -138,10 +138,14 @@ def main(argv=None) -> int:
     print(f"  .pte                {args.output} ({size_mb:.1f} MB, lowered in {lower_s:.1f} s)")
     print(f"  delegated operators {summary.delegated}/{summary.total} = {summary.fraction:.1%} "
           f"in {summary.partitions} partition(s)")
+    on_executorch = [f"{operator} x{len(nodes)}: {reason}" for (operator, reason), nodes in summary.reasons().items()]
+    for line in on_executorch:  # what stays on ExecuTorch's kernels, and why
+        print(f"  on ExecuTorch       {line}")
     print(f"  max abs difference  {max_abs:.3e} (limit {MAX_ABS_LIMIT:.0e})")
     print(f"  min cosine          {cosine:.8f} (limit {COSINE_LIMIT})")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     print(f"  median latency      {delegate_ms:.2f} ms ExecuTorch+OpenVINO, {eager_ms:.2f} ms eager PyTorch "
-          f"({args.repeats} runs)")
+          f"({args.repeats} runs{_load_note(load)})")
     ok = max_abs <= MAX_ABS_LIMIT and cosine >= COSINE_LIMIT
     print("  result              " + ("PASS" if ok else "FAIL"))
     if args.summary:
@@ -151,8 +155,17 @@ def main(argv=None) -> int:
             "delegated": summary.delegated, "total": summary.total, "partitions": summary.partitions,
             "max_abs": max_abs, "min_cosine": cosine, "delegate_ms": round(delegate_ms, 2),
             "eager_ms": round(eager_ms, 2), "repeats": args.repeats, "passed": ok,
-            "max_abs_limit": MAX_ABS_LIMIT, "min_cosine_limit": COSINE_LIMIT}, indent=1))
+            "max_abs_limit": MAX_ABS_LIMIT, "min_cosine_limit": COSINE_LIMIT, "load_average": load,
+            "on_executorch": on_executorch}, indent=1))
     return 0 if ok else 1
+
+
+def _load_note(load: float | None) -> str:
+    """The 1-minute load average beside the latencies, with a warning when other work holds the cores."""
+    if load is None:
+        return ""
+    busy = load >= 0.5 * (os.cpu_count() or 1)
+    return f"; load average {load:.1f}" + (", other work shares the CPU: expect slower, wider figures" if busy else "")
 
 
 def _cpu() -> dict:
