@@ -7,7 +7,6 @@ in the pytest markers of tests/ (pyproject.toml registers them). docs/developmen
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -20,10 +19,6 @@ from orchestration import release as releases, sanitizers as sanitized, test_run
 from orchestration import local_index, wheel_checks, windows  # noqa: E402
 
 nox.options.sessions = ["tests"]
-# pip installs without byte-compiling (its --no-compile: pip reads this variable as its `compile` setting, hence
-# "0"); Python compiles what a session imports, a small part of torch, on first import. Measured: a tests
-# session's installs took 44 s instead of 90 s (docs/design.md, "CI and the orchestration").
-os.environ.setdefault("PIP_NO_COMPILE", "0")
 PYTHON = pins.PYTHON
 OPENVINO = list(pins.OPENVINO_RELEASES)
 OTHER_PYTHONS = sorted({*pins.WHEEL_PYTHONS, *pins.INSTALL_PYTHONS} - {PYTHON})
@@ -56,7 +51,7 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def tooling(session: nox.Session) -> None:
     """orchestration/'s unit tests, the pins' and markers' consistency checks (tests/tooling/; seconds)."""
-    session.install("pytest", "packaging", "nox", "pyyaml")
+    session.install("pytest", "packaging", "nox", "pyyaml", pins.CMAKE_TOOLS[0])  # cmake: the blob layout's generator
     with session.chdir(layout.ROOT):
         session.run("python", "-m", "pytest", "tests/tooling", "--confcutdir", "tests/tooling",
                     "-p", "no:cacheprovider", "-q", *session.posargs)

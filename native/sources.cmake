@@ -9,6 +9,16 @@
 #   glibc_2_28/  what every Linux product adds for manylinux_2_28 (cmake/Glibc.cmake)
 
 set(EXOV_DELEGATE_DIR "${CMAKE_CURRENT_LIST_DIR}/delegate")  # its headers are the delegate's interface too
+# processed_blob_layout.h and compile_spec_keys.h, generated from the one definition of what the lowering and
+# the runtime share (cmake/ProcessedBlobLayout.cmake, cmake/CompileSpecKeys.cmake); a target that includes the
+# delegate's headers takes EXOV_DELEGATE_INCLUDES, which holds both folders.
+include("${CMAKE_CURRENT_LIST_DIR}/../cmake/CompileSpecKeys.cmake")
+set(EXOV_GENERATED_DIR "${CMAKE_BINARY_DIR}/exov_generated")
+exov_generate_blob_layout("${CMAKE_CURRENT_LIST_DIR}/../python/executorch_openvino/processed_blob_layout.json"
+                          "${EXOV_GENERATED_DIR}")
+exov_generate_compile_spec_keys("${CMAKE_CURRENT_LIST_DIR}/../python/executorch_openvino/compile_specs.json"
+                                "${EXOV_GENERATED_DIR}")
+set(EXOV_DELEGATE_INCLUDES "${EXOV_DELEGATE_DIR}" "${EXOV_GENERATED_DIR}")
 set(EXOV_RUNNER_DIR "${CMAKE_CURRENT_LIST_DIR}/runner")
 # Opening OpenVINO's C library (found by library_search.h's rules); all that
 # the Windows checks build, since the rest needs ExecuTorch's runtime.

@@ -1,13 +1,14 @@
 // Reads the compile specs that python/executorch_openvino/compile_specs.py wrote.
 //
-// Keys: "device" (default "CPU"), "inference_precision" ("f32", "f16",
-// "bf16", or "" for the device's default) and "performance_hint" ("LATENCY",
-// "THROUGHPUT", "CUMULATIVE_THROUGHPUT", or "" for the device's default) and "program_state" (what the
-// partitioner found in the whole program: "none" when it keeps no state between calls; read by
-// start_init_capture's callers, never by OpenVINO). A key given twice: the last value wins, as on the
-// Python side. Unknown keys are ignored so that a newer
-// lowering stays loadable; unknown values are an error.
+// The keys, their defaults and allowed values have one definition,
+// python/executorch_openvino/compile_specs.json, from which the build writes
+// compile_spec_keys.h (the keys the runtime reads: device, inference_precision,
+// performance_hint and program_state; what each means: compile_specs.py). A key given
+// twice: the last value wins, as on the Python side. Unknown keys are ignored so that
+// a newer lowering stays loadable; unknown values are an error.
 #pragma once
+
+#include "compile_spec_keys.h"
 
 #include <executorch/runtime/backend/interface.h>
 
@@ -16,7 +17,7 @@
 namespace executorch_openvino {
 
 struct RuntimeOptions {
-  std::string device = "CPU";
+  std::string device = kDeviceDefault;
   // The value passed as INFERENCE_PRECISION_HINT, or "" to pass none.
   std::string inference_precision;
   // The value passed as PERFORMANCE_HINT, or "" to pass none.

@@ -3,6 +3,7 @@
 #include "concurrent_calls.h"
 #include "delegate_api.h"
 #include "openvino_tensors.h"
+#include "processed_blob_layout.h"
 
 #include <executorch/runtime/core/exec_aten/util/dim_order_util.h>
 #include <executorch/runtime/core/exec_aten/util/tensor_util.h>
@@ -25,12 +26,8 @@ using executorch::runtime::Span;
 
 namespace {
 
-// The tensor name prefix of an index check output (processed_blob.py, INDEX_CHECK_PREFIX).
-constexpr char kIndexCheckPrefix[] = "executorch_openvino_index_check:";
-// What follows that prefix in a model that keeps state (processed_blob.py, STATE_CHECK_MARK).
-constexpr char kStateCheckMark[] = "state:";
-// What follows them in a check of two equal input sizes, "sizes:A,a,B,b:" (processed_blob.py, SIZES_CHECK_MARK).
-constexpr char kSizesCheckMark[] = "sizes:";
+// kIndexCheckPrefix, kStateCheckMark, kSizesCheckMark and kRestartStatePrefix: processed_blob_layout.h (what each
+// means: processed_blob.py).
 
 // Reads "A,a,B,b:" at the start of `text` into `check` and drops it from `text`; false when it is not there.
 bool parse_sizes_check(std::string* text, Partition::SizesCheck* check) {
@@ -47,9 +44,6 @@ bool parse_sizes_check(std::string* text, Partition::SizesCheck* check) {
   *check = {values[0], values[1], values[2], values[3], text->substr(at)};
   return true;
 }
-// The tensor name prefix of the input whose first value starts a new sequence at 0 (processed_blob.py,
-// RESTART_STATE_PREFIX; lowering/cached_attention.py).
-constexpr char kRestartStatePrefix[] = "executorch_openvino_restart_state:";
 
 std::atomic<int> live_partitions{0};
 std::atomic<uint64_t> outputs_in_place{0};

@@ -36,8 +36,8 @@ bool parse_blob_layout(const void* data, size_t size, ParsedBlob* out, std::stri
     return false;
   }
   if (size < sizeof(kBlobMagic) || std::memcmp(bytes, kBlobMagic, sizeof(kBlobMagic)) != 0) {
-    *error = "the processed blob does not start with the magic 'EXOVBLOB' (" + std::to_string(size) +
-             " bytes): it was not made by executorch-openvino's preprocess." + relower;
+    *error = "the processed blob does not start with the magic '" + std::string(kBlobMagic, sizeof(kBlobMagic)) +
+             "' (" + std::to_string(size) + " bytes): it was not made by executorch-openvino's preprocess." + relower;
     return false;
   }
   if (size < kHeaderSize) {
@@ -45,7 +45,7 @@ bool parse_blob_layout(const void* data, size_t size, ParsedBlob* out, std::stri
              std::to_string(kHeaderSize) + "-byte header." + relower;
     return false;
   }
-  uint32_t version = read_u32(bytes + 8);
+  uint32_t version = read_u32(bytes + kFormatVersionOffset);
   if (version != kFormatVersion) {
     *error =
         "the processed blob has format version " + std::to_string(version) + ", this delegate reads version " +
@@ -54,14 +54,14 @@ bool parse_blob_layout(const void* data, size_t size, ParsedBlob* out, std::stri
                                   : "Lower the model again with this version of executorch-openvino.");
     return false;
   }
-  uint32_t kind = read_u32(bytes + 12);
+  uint32_t kind = read_u32(bytes + kPayloadKindOffset);
   if (kind != kPayloadOpenVINOIr) {
-    *error = "the processed blob's payload kind is " + std::to_string(kind) +
-             ", this delegate knows only kind 1 (OpenVINO IR)." + relower;
+    *error = "the processed blob's payload kind is " + std::to_string(kind) + ", this delegate knows only kind " +
+             std::to_string(kPayloadOpenVINOIr) + " (OpenVINO IR)." + relower;
     return false;
   }
-  uint64_t xml_offset = read_u64(bytes + 16), xml_size = read_u64(bytes + 24);
-  uint64_t bin_offset = read_u64(bytes + 32), bin_size = read_u64(bytes + 40);
+  uint64_t xml_offset = read_u64(bytes + kXmlOffsetOffset), xml_size = read_u64(bytes + kXmlSizeOffset);
+  uint64_t bin_offset = read_u64(bytes + kWeightsOffsetOffset), bin_size = read_u64(bytes + kWeightsSizeOffset);
   if (xml_size == 0 || !section_fits(xml_offset, xml_size, size)) {
     *error = "the processed blob's model XML section (offset " + std::to_string(xml_offset) + ", " +
              std::to_string(xml_size) + " bytes) does not fit in the " + std::to_string(size) +
@@ -76,8 +76,9 @@ bool parse_blob_layout(const void* data, size_t size, ParsedBlob* out, std::stri
   }
   // The bytes around the weights: the XML (a few hundred KiB), the header and padding.
   const size_t weights_end = static_cast<size_t>(bin_offset + bin_size);
-  out->head_crc = static_cast<uint32_t>(crc32_z(crc32_z(0L, bytes, kChecksumOffset), bytes + kChecksumOffset + 4,
-                                                static_cast<size_t>(bin_offset) - kChecksumOffset - 4));
+  out->head_crc =
+      static_cast<uint32_t>(crc32_z(crc32_z(0L, bytes, kChecksumOffset), bytes + kChecksumOffset + kChecksumSize,
+                                    static_cast<size_t>(bin_offset) - kChecksumOffset - kChecksumSize));
   out->tail_crc = static_cast<uint32_t>(crc32_z(0L, bytes + weights_end, size - weights_end));
   out->tail_size = size - weights_end;
   out->xml = reinterpret_cast<const char*>(bytes + xml_offset);

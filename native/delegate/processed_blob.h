@@ -1,18 +1,12 @@
 // The processed blob that preprocess (python/executorch_openvino/processed_blob.py)
-// writes and the delegate reads at init.
-//
-// Layout, all integers little-endian, 88-byte header:
-//   offset  size  field
-//   0       8     magic "EXOVBLOB"
-//   8       4     format version (kFormatVersion)
-//   12      4     payload kind (1 = OpenVINO IR: XML text + weights binary)
-//   16      8     XML offset from the start of the blob
-//   24      8     XML size in bytes (> 0)
-//   32      8     weights offset
-//   40      8     weights size in bytes (may be 0)
-//   48      4     CRC-32 (zlib's) of the whole blob without these 4 bytes
-//   52      4     reserved, 0
-//   56      32    SHA-256 of the bytes from the XML offset to the end of the blob
+// writes and the delegate reads at init. Its layout has one definition,
+// python/executorch_openvino/processed_blob_layout.json, from which the build
+// writes processed_blob_layout.h (the fields' offsets and sizes, the magic, the
+// format version). In short, an 88-byte little-endian header:
+//   magic "EXOVBLOB", format version, payload kind (1 = OpenVINO IR: XML text +
+//   weights binary), XML offset and size, weights offset and size, the CRC-32
+//   (zlib's) of the whole blob without its own 4 bytes, 4 reserved bytes, and the
+//   SHA-256 of the bytes from the XML offset to the end of the blob.
 // The checksum makes a changed byte anywhere (header, XML, weights, padding)
 // fail init instead of silently changing results. The SHA-256, computed by
 // preprocess (Python's hashlib) and not recomputed here, is the blob's identity:
@@ -24,6 +18,7 @@
 #pragma once
 
 #include "background_task.h"
+#include "processed_blob_layout.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -32,18 +27,6 @@
 #include <string>
 
 namespace executorch_openvino {
-
-constexpr char kBlobMagic[8] = {'E', 'X', 'O', 'V', 'B', 'L', 'O', 'B'};
-constexpr uint32_t kFormatVersion = 3;  // 1: no checksum, 2: no digest
-constexpr uint32_t kPayloadOpenVINOIr = 1;
-constexpr size_t kHeaderSize = 88;
-constexpr size_t kChecksumOffset = 48;
-constexpr size_t kDigestOffset = 56;
-constexpr size_t kDigestSize = 32;
-
-// The IR's rt_info entry naming the OpenVINO that lowered it
-// (<executorch_openvino_lowered_with value="2026.4.1-..."/>).
-constexpr char kLoweredWithKey[] = "executorch_openvino_lowered_with";
 
 struct ParsedBlob {
   const char* xml = nullptr;

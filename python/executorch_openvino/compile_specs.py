@@ -81,23 +81,44 @@ Keys (bytes values, UTF-8):
     calls are serialised). OpenVINO never sees it.
 
 When a key is given twice the last value wins, here and in the runtime.
+
+The keys, their defaults, their allowed values and which side reads each have one definition,
+``compile_specs.json`` beside this module, which this module reads and from which the build writes the
+runtime's ``compile_spec_keys.h``.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from collections.abc import Iterable
+from pathlib import Path
 
-PRECISIONS = ("f32", "f16", "bf16", "")
-NUMERICS = ("exact", "fast")
+_SPECS = json.loads((Path(__file__).parent / "compile_specs.json").read_text(encoding="utf-8"))["keys"]
+PRECISIONS = tuple(_SPECS["inference_precision"]["values"])
+NUMERICS = tuple(_SPECS["numerics"]["values"])
 # OpenVINO's ov::hint::PerformanceMode names (2025.4, 2026.4); "": not passed.
-PERFORMANCE_HINTS = ("LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT", "")
-PROGRAM_STATES = ("none", "mutable")
-WEIGHT_COMPRESSIONS = ("", "int8", "int4")
+PERFORMANCE_HINTS = tuple(_SPECS["performance_hint"]["values"])
+PROGRAM_STATES = tuple(_SPECS["program_state"]["values"])
+WEIGHT_COMPRESSIONS = tuple(_SPECS["weight_compression"]["values"])
 # The keys a user gives; the partitioner writes program_state itself.
-USER_KEYS = ("device", "inference_precision", "performance_hint", "numerics", "weight_compression",
-             "weight_group_size", "weight_ratio", "gguf_weights", "input_ranges")
-KEYS = (*USER_KEYS, "program_state")
+USER_KEYS = tuple(key for key, spec in _SPECS.items() if "written_by" not in spec)
+KEYS = tuple(_SPECS)
+DEFAULTS = {key: spec["default"] for key, spec in _SPECS.items()}
+
+
+def _allowed_values(key: str) -> str:
+    """"'a', 'b', or '' for <what empty means>" (or "'a' and 'b'") of a key with a list of values."""
+    spec = _SPECS[key]
+    named = [repr(v) for v in spec["values"] if v]
+    if "empty_means" in spec:
+        return f"{', '.join(named)}, or '' for {spec['empty_means']}"
+    return f"{', '.join(named[:-1])} and {named[-1]}"
+
+
+def _check_listed(key: str, value: str, what: str, note: str = "") -> None:
+    if value not in _SPECS[key]["values"]:
+        raise ValueError(f"{what} {key!r} is {value!r}; allowed values are {_allowed_values(key)}{note}")
 # Keys executorch 1.5.1's own OpenVINO backend passes to OpenVINO's compile, and this package's way to the same.
 _UPSTREAM_KEYS = {
     "cache_dir": ". OpenVINO's model cache is set where the program runs here: "
@@ -197,27 +218,11 @@ def check_option(key: str, value: str, what: str = "compile spec") -> None:
             # OpenVINO 2025.4/2026.4: 'Device with "cpu" name is not registered'.
             raise ValueError(f"{what} 'device' is {value!r}; OpenVINO device names are upper case "
                              f"(did you mean {value.upper()!r}?)")
-    elif key == "inference_precision":
-        if value not in PRECISIONS:
-            raise ValueError(f"{what} 'inference_precision' is {value!r}; allowed values are "
-                             "'f32', 'f16', 'bf16', or '' for the device default")
-    elif key == "numerics":
-        if value not in NUMERICS:
-            raise ValueError(f"{what} 'numerics' is {value!r}; allowed values are 'exact' and 'fast'")
-    elif key == "program_state":
-        if value not in PROGRAM_STATES:
-            raise ValueError(f"{what} 'program_state' is {value!r}; allowed values are 'none' and 'mutable' "
-                             "(the partitioner writes it)")
-    elif key == "performance_hint":
-        if value not in PERFORMANCE_HINTS:
-            raise ValueError(f"{what} 'performance_hint' is {value!r}; allowed values are 'LATENCY', "
-                             "'THROUGHPUT', 'CUMULATIVE_THROUGHPUT', or '' for the device default")
+    elif key in _SPECS and "values" in _SPECS[key]:
+        written_by = _SPECS[key].get("written_by")
+        _check_listed(key, value, what, f" ({written_by} writes it)" if written_by else "")
     elif key == "input_ranges":
         parse_input_ranges(value, what)
-    elif key == "weight_compression":
-        if value not in WEIGHT_COMPRESSIONS:
-            raise ValueError(f"{what} 'weight_compression' is {value!r}; allowed values are 'int8', 'int4', or '' "
-                             "for none")
     elif key == "gguf_weights":
         if not value.lower().endswith(".gguf"):
             raise ValueError(f"{what} 'gguf_weights' is {value!r}; give the path of the .gguf file the program's "
@@ -297,16 +302,14 @@ def resolve_options(specs: Iterable) -> OpenVINOOptions:
             raise ValueError(f"compile spec {key!r} is not UTF-8 text") from exc
         check_option(key, value)
         values[key] = value
-    device = values.get("device", "CPU")
-    precision = values.get("inference_precision", "")
-    numerics = values.get("numerics", "exact")
-    hint = values.get("performance_hint", "")
-    precision_given = "inference_precision" in values
-    if may_run_on_cpu(device) and (not precision_given or precision == ""):
-        precision = "f32"
-    return OpenVINOOptions(device=device, inference_precision=precision, numerics=numerics, performance_hint=hint,
-                           weight_compression=values.get("weight_compression", ""),
-                           weight_group_size=int(values.get("weight_group_size", "128")),
-                           weight_ratio=float(values.get("weight_ratio", "1.0")),
-                           gguf_weights=values.get("gguf_weights", ""),
-                           input_ranges=parse_input_ranges(values.get("input_ranges", "")))
+    values = {**DEFAULTS, **values}
+    device, precision = values["device"], values["inference_precision"]
+    if may_run_on_cpu(device) and precision == "":
+        precision = _SPECS["inference_precision"]["default_on_cpu"]
+    return OpenVINOOptions(device=device, inference_precision=precision, numerics=values["numerics"],
+                           performance_hint=values["performance_hint"],
+                           weight_compression=values["weight_compression"],
+                           weight_group_size=int(values["weight_group_size"]),
+                           weight_ratio=float(values["weight_ratio"]),
+                           gguf_weights=values["gguf_weights"],
+                           input_ranges=parse_input_ranges(values["input_ranges"]))

@@ -1,32 +1,38 @@
 """The processed blob: a versioned header followed by an OpenVINO IR model.
 
-Written by preprocess, read by ``native/delegate/processed_blob.cpp``; the layout is
-documented there (88-byte little-endian header, magic ``EXOVBLOB``, format
-version 3, payload kind 1 = OpenVINO IR XML + weights, zlib's CRC-32 of the
-whole blob without the checksum field, and the SHA-256 of the payload: the
-bytes from the XML offset to the end). The XML starts at byte 128 and the
-weights on a 64-byte boundary of the blob, so that the delegate can hand
-OpenVINO the weights where the ``.pte`` file lies (ExecuTorch places delegate
-segments on 64-byte boundaries or coarser).
+Written by preprocess, read by ``native/delegate/processed_blob.cpp``. Its layout has one definition,
+``processed_blob_layout.json`` beside this module, which this module reads and from which the build writes
+the delegate's ``processed_blob_layout.h``: an 88-byte little-endian header (magic ``EXOVBLOB``, format
+version 3, payload kind 1 = OpenVINO IR XML + weights, the XML's and the weights' offsets and sizes, zlib's
+CRC-32 of the whole blob without the checksum field, and the SHA-256 of the payload: the bytes from the XML
+offset to the end), and the names inside the IR that both sides use. The XML starts at byte 128 and the
+weights on a 64-byte boundary of the blob, so that the delegate can hand OpenVINO the weights where the
+``.pte`` file lies (ExecuTorch places delegate segments on 64-byte boundaries or coarser).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import struct
 import zlib
+from pathlib import Path
 from typing import NamedTuple
 
-MAGIC = b"EXOVBLOB"
-FORMAT_VERSION = 3  # 1 had no checksum, 2 no digest
-PAYLOAD_OPENVINO_IR = 1
-_HEADER = struct.Struct("<8sIIQQQQII32s")
+_LAYOUT = json.loads((Path(__file__).parent / "processed_blob_layout.json").read_text(encoding="utf-8"))
+MAGIC = _LAYOUT["magic"].encode("ascii")
+FORMAT_VERSION = _LAYOUT["format_version"]
+PAYLOAD_OPENVINO_IR = _LAYOUT["payload_kind_openvino_ir"]
+_CODES = {("uint", 4): "I", ("uint", 8): "Q"}  # struct's codes; "bytes" of n: "ns"
+_HEADER = struct.Struct("<" + "".join(f"{f['size']}s" if f["type"] == "bytes" else _CODES[f["type"], f["size"]]
+                                      for f in _LAYOUT["header"]))
 HEADER_SIZE = _HEADER.size  # 88
-_ALIGN = 64
+_ALIGN = _LAYOUT["section_alignment"]
 
 
 class Header(NamedTuple):
-    """The header's fields, in order (offsets in :data:`FIELD_OFFSETS`, in bytes; sizes and offsets in bytes)."""
+    """The header's fields, in the layout's order (offsets in :data:`FIELD_OFFSETS`, in bytes; sizes and offsets
+    in bytes)."""
 
     magic: bytes
     format_version: int
@@ -42,36 +48,38 @@ class Header(NamedTuple):
 
 def _field_offsets() -> dict[str, int]:
     offsets, at = {}, 0
-    for name, code in zip(Header._fields, ("8s", "I", "I", "Q", "Q", "Q", "Q", "I", "I", "32s")):
-        offsets[name] = at
-        at += struct.calcsize("<" + code)
-    assert at == HEADER_SIZE
+    for field in _LAYOUT["header"]:
+        offsets[field["name"]] = at
+        at += field["size"]
+    assert at == HEADER_SIZE and tuple(offsets) == Header._fields, "processed_blob_layout.json and Header differ"
     return offsets
 
 
 FIELD_OFFSETS = _field_offsets()  # magic 0, format_version 8, ..., checksum 48, reserved 52, digest 56
 CHECKSUM_OFFSET = FIELD_OFFSETS["checksum"]
+_CHECKSUM_END = CHECKSUM_OFFSET + next(f["size"] for f in _LAYOUT["header"] if f["name"] == "checksum")
+_NAMES = _LAYOUT["ir_names"]
 # The IR's rt_info entry naming the OpenVINO release that lowered it
 # (``ov.get_version()``), which the runtime names when it cannot read the IR.
-LOWERED_WITH_KEY = "executorch_openvino_lowered_with"
+LOWERED_WITH_KEY = _NAMES["lowered_with_key"]
 # The tensor name prefix of an IR output that is an index check, not a partition
 # output: a 0-d bool, true when a lookup read an index outside its table; the rest
 # of the name is the message (lowering/passes/index_checks.py). The runtime
 # (native/delegate/partition_executor.cpp, kIndexCheckPrefix) keeps such outputs, which
 # follow the partition's own, from ExecuTorch and fails the call when one is true.
-INDEX_CHECK_PREFIX = "executorch_openvino_index_check:"
+INDEX_CHECK_PREFIX = _NAMES["index_check_prefix"]
 # Follows the prefix in the checks of a model that keeps state (lowering/model_state.py): after
 # a failed check, the runtime (kStateCheckMark) fails that method's later calls as well.
-STATE_CHECK_MARK = "state:"
+STATE_CHECK_MARK = _NAMES["state_check_mark"]
 # Follows the prefix (and the state mark) in a check that two input sizes are equal, as ``sizes:A,a,B,b:``
 # (input A's dimension a equals input B's dimension b, the compiled model's input indices) before the message:
 # the runtime (kSizesCheckMark) compares them before inference, where OpenVINO would fail unexplained or
 # broadcast a size of 1 (lowering/conversion.py, shared_size_checks).
-SIZES_CHECK_MARK = "sizes:"
+SIZES_CHECK_MARK = _NAMES["sizes_check_mark"]
 # Names the input of a model with a growing KV cache (lowering/cached_attention.py) whose first value is
 # the call's start position: at 0 the runtime (kRestartStatePrefix) gives the method a new infer request,
 # and so an empty cache, before the call.
-RESTART_STATE_PREFIX = "executorch_openvino_restart_state:"
+RESTART_STATE_PREFIX = _NAMES["restart_state_prefix"]
 
 
 class OpenVINOIr(NamedTuple):
@@ -87,7 +95,7 @@ def read_header(buffer, offset: int = 0) -> Header:
 def checksum(blob) -> int:
     """zlib's CRC-32 of `blob` without its 4-byte checksum field (an unsigned 32-bit int)."""
     view = memoryview(blob)
-    return zlib.crc32(view[CHECKSUM_OFFSET + 4 :], zlib.crc32(view[:CHECKSUM_OFFSET]))
+    return zlib.crc32(view[_CHECKSUM_END:], zlib.crc32(view[:CHECKSUM_OFFSET]))
 
 
 def seal(blob: bytearray) -> None:
@@ -115,7 +123,7 @@ def unpack(blob: bytes) -> OpenVINOIr:
     The runtime does its own checks (native/delegate/processed_blob.cpp); this one serves
     tools and tests.
     """
-    if len(blob) < HEADER_SIZE or blob[:8] != MAGIC:
+    if len(blob) < HEADER_SIZE or blob[: len(MAGIC)] != MAGIC:
         raise ValueError("not an executorch-openvino processed blob (bad magic or too short)")
     h = read_header(blob)
     if h.format_version != FORMAT_VERSION or h.payload_kind != PAYLOAD_OPENVINO_IR:

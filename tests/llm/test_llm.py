@@ -173,6 +173,7 @@ def test_positions_outside_the_cache_fail_and_later_calls_refuse(f32_program):
 # The standard path in CI; with the cache writes left to ExecuTorch by hand (slow_tests), to keep CI's budget.
 @pytest.mark.parametrize("skip", [None, pytest.param({"aten.index_put.default"}, marks=pytest.mark.slow)],
                          ids=["standard", "undelegated-cache-update"])
+@pytest.mark.own_runtime  # ExecuTorch's path to the same IR: newest release only
 def test_executorch_lowering_path_and_undelegated_cache_update(model, eager, skip):
     from executorch.exir import to_edge_transform_and_lower
 

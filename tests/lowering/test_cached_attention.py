@@ -80,6 +80,7 @@ def _run_against_eager(module, pte: bytes, tolerance: float = 1e-5) -> None:
 
 
 @pytest.mark.parametrize("kind", ["causal", "sliding", "sink"])
+@pytest.mark.sampled(every=3)
 def test_only_the_causal_mask_is_rewritten(kind):
     module = CachedAttention(kind).eval()
     pte = _lower(module)

@@ -7,7 +7,7 @@ import pytest
 
 from exov_testing.environment import run_python_json
 
-pytestmark = [pytest.mark.older_openvino]
+# OpenVINO 2026.4.1's crash: newest release only in CI, both releases in the full older-release run by hand.
 
 # Two biased matmuls whose result is added to a product broadcast from a column, and a new user's max-mode
 # embedding bag beside an MLP; both numerics modes.

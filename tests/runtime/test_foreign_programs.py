@@ -82,6 +82,7 @@ LOAD_AND_RUN = """
 
 
 @pytest.mark.parametrize("given_as", ["path", "bytes"])
+@pytest.mark.sampled(every=2)
 def test_executorch_own_openvino_programs_run_through_load_method(executorch_own_openvino_program, given_as,
                                                                   tmp_path):
     path, _ = executorch_own_openvino_program

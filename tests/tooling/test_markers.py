@@ -80,5 +80,5 @@ def test_each_session_selection_is_what_the_module_markers_say():
     older = {n for n, m in modules.items() if "older_openvino" in m}
     assert {"numerics/test_operators.py", "llm/test_llm.py", "lowering/test_quantization.py"} <= older
     assert test_runs.selection(pins.OPENVINO_NEWEST) == "not slow and not native"
-    assert test_runs.selection(pins.OPENVINO_OLDEST) == "older_openvino and not slow"
+    assert test_runs.selection(pins.OPENVINO_OLDEST) == "older_openvino and not own_runtime and not slow"
     assert test_runs.selection(pins.OPENVINO_OLDEST, full_older_release=True) == "not own_runtime"
