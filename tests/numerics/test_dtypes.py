@@ -58,6 +58,7 @@ class Shuffle(torch.nn.Module):
 
 
 @pytest.mark.parametrize("dtype", list(DTYPES), ids=str)
+@pytest.mark.sampled(every=2)
 def test_arithmetic_matches_eager_in_every_dtype(dtype):
     inputs = (_values(dtype, (3, 4)), _values(dtype, (3, 4)).flip(0))
     pte, summary = lower(TwoInTwoOut(), inputs)

@@ -59,6 +59,7 @@ REFUSED = {
 
 
 @pytest.mark.parametrize("case", list(REFUSED))
+@pytest.mark.sampled(every=2)
 def test_refused_input_names_what_is_wrong_and_the_method_still_runs(method, case):
     inputs, message = REFUSED[case]
     with pytest.raises(ValueError) as info:
@@ -87,6 +88,7 @@ def _not_tensors():
 
 
 @pytest.mark.parametrize("case", list(_not_tensors()))
+@pytest.mark.sampled(every=2)
 def test_a_value_that_is_not_a_tensor_is_a_type_error_saying_what_to_pass(method, case):
     # executorch.runtime alone raised RuntimeError("Unsupported python type <class 'numpy.ndarray'>").
     inputs, message = _not_tensors()[case]

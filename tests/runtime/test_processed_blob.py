@@ -110,6 +110,7 @@ BAD_BLOBS = {
 
 
 @pytest.mark.parametrize("case", list(BAD_BLOBS))
+@pytest.mark.sampled(every=2)
 def test_bad_blob_fails_init_clearly(good_pte, case):
     offset, data, message, reseal = BAD_BLOBS[case]
     with pytest.raises(RuntimeError) as info:
@@ -206,6 +207,7 @@ TRUNCATIONS_IN_CI = ("empty", "inside the magic", "inside the format version", "
 
 @pytest.mark.parametrize("case", [pytest.param(case, marks=[] if case in TRUNCATIONS_IN_CI else [pytest.mark.slow])
                                   for case in TRUNCATIONS])
+@pytest.mark.sampled(every=2)
 def test_truncated_blob_fails_init_clearly(good_pte, case, monkeypatch):
     length, message = TRUNCATIONS[case]
     pack = processed_blob.pack

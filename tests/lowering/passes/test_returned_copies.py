@@ -32,6 +32,7 @@ COPIES = {
 
 
 @pytest.mark.parametrize("case", list(COPIES))
+@pytest.mark.sampled(every=2)
 def test_returned_copy_matches_eager_and_is_its_own_buffer(case):
     fn, inputs = COPIES[case]
     model = Fn(fn)
