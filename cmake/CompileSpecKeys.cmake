@@ -2,6 +2,7 @@
 # (compile_specs.py reads the same file): for each key the runtime reads, its name, default, default where
 # the device may be the CPU, allowed values and what an empty value means. The header is written only when its
 # content changes, and CMake configures again when the JSON changes. exov_camel_case: ProcessedBlobLayout.cmake.
+include_guard(GLOBAL)
 include("${CMAKE_CURRENT_LIST_DIR}/ProcessedBlobLayout.cmake")
 
 function(exov_generate_compile_spec_keys json out_dir)

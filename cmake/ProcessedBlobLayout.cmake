@@ -3,6 +3,8 @@
 # the format version, the payload kind, and the names inside the IR that both sides use. The header is
 # written only when its content changes, and CMake configures again when the JSON changes.
 
+include_guard(GLOBAL)
+
 # "xml_offset" -> "XmlOffset"
 function(exov_camel_case out name)
   string(REPLACE "_" ";" parts "${name}")

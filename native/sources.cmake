@@ -12,6 +12,7 @@ set(EXOV_DELEGATE_DIR "${CMAKE_CURRENT_LIST_DIR}/delegate")  # its headers are t
 # processed_blob_layout.h and compile_spec_keys.h, generated from the one definition of what the lowering and
 # the runtime share (cmake/ProcessedBlobLayout.cmake, cmake/CompileSpecKeys.cmake); a target that includes the
 # delegate's headers takes EXOV_DELEGATE_INCLUDES, which holds both folders.
+include("${CMAKE_CURRENT_LIST_DIR}/../cmake/ProcessedBlobLayout.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/../cmake/CompileSpecKeys.cmake")
 set(EXOV_GENERATED_DIR "${CMAKE_BINARY_DIR}/exov_generated")
 exov_generate_blob_layout("${CMAKE_CURRENT_LIST_DIR}/../python/executorch_openvino/processed_blob_layout.json"

@@ -95,12 +95,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 _SPECS = json.loads((Path(__file__).parent / "compile_specs.json").read_text(encoding="utf-8"))["keys"]
-PRECISIONS = tuple(_SPECS["inference_precision"]["values"])
-NUMERICS = tuple(_SPECS["numerics"]["values"])
-# OpenVINO's ov::hint::PerformanceMode names (2025.4, 2026.4); "": not passed.
-PERFORMANCE_HINTS = tuple(_SPECS["performance_hint"]["values"])
-PROGRAM_STATES = tuple(_SPECS["program_state"]["values"])
-WEIGHT_COMPRESSIONS = tuple(_SPECS["weight_compression"]["values"])
 # The keys a user gives; the partitioner writes program_state itself.
 USER_KEYS = tuple(key for key, spec in _SPECS.items() if "written_by" not in spec)
 KEYS = tuple(_SPECS)
@@ -116,8 +110,12 @@ def _allowed_values(key: str) -> str:
     return f"{', '.join(named[:-1])} and {named[-1]}"
 
 
-def _check_listed(key: str, value: str, what: str, note: str = "") -> None:
+def _check_listed(key: str, value: str, what: str) -> None:
+    """Raises ``ValueError`` when ``value`` is not among the key's listed values (naming who writes the key, if
+    not the user)."""
     if value not in _SPECS[key]["values"]:
+        written_by = _SPECS[key].get("written_by")
+        note = f" ({written_by} writes it)" if written_by else ""
         raise ValueError(f"{what} {key!r} is {value!r}; allowed values are {_allowed_values(key)}{note}")
 # Keys executorch 1.5.1's own OpenVINO backend passes to OpenVINO's compile, and this package's way to the same.
 _UPSTREAM_KEYS = {
@@ -154,9 +152,8 @@ def make_compile_specs(device: str = "CPU", inference_precision: str = "", numer
 
     Raises ``ValueError`` (before anything is converted) for an empty device,
     a precision outside ``f32``, ``f16``, ``bf16``, ``""``, numerics other
-    than ``exact``/``fast``, or a performance hint outside
-    :data:`PERFORMANCE_HINTS`, a weight compression outside :data:`WEIGHT_COMPRESSIONS`, or a ``gguf_weights``
-    path not ending in ``.gguf``. ``performance_hint``, ``gguf_weights``
+    than ``exact``/``fast``, a performance hint or a weight compression outside the values compile_specs.json
+    lists, or a ``gguf_weights`` path not ending in ``.gguf``. ``performance_hint``, ``gguf_weights``
     and the weight compression keys are written only when given, so programs without them load with delegates
     that predate the keys.
     """
@@ -219,8 +216,7 @@ def check_option(key: str, value: str, what: str = "compile spec") -> None:
             raise ValueError(f"{what} 'device' is {value!r}; OpenVINO device names are upper case "
                              f"(did you mean {value.upper()!r}?)")
     elif key in _SPECS and "values" in _SPECS[key]:
-        written_by = _SPECS[key].get("written_by")
-        _check_listed(key, value, what, f" ({written_by} writes it)" if written_by else "")
+        _check_listed(key, value, what)
     elif key == "input_ranges":
         parse_input_ranges(value, what)
     elif key == "gguf_weights":
