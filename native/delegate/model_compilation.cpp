@@ -256,11 +256,7 @@ Error compile_blob(const RuntimeOptions& options, const ParsedBlob& blob, const 
   // returned before it passed (declared after `weights`, so joined before
   // they go).
   const void* weight_bytes = weights ? weights->data() : blob.weights;
-  ChecksumInBackground::ReadPart drop_read_pages = nullptr;
-  if (weights && weights->source() == ModelWeights::Source::kFileMapping) {
-    drop_read_pages = [](const uint8_t* start, size_t size) { drop_file_pages_within(start, size); };
-  }
-  ChecksumInBackground checksum(blob, weight_bytes, drop_read_pages);
+  ChecksumInBackground checksum(blob, weights ? weights->parts() : weights_in_memory(blob.weights));
   std::string checksum_error;
   auto blob_intact = [&] { return checksum.passed(&checksum_error); };
   auto blob_intact_crc = [&](uint32_t* weights_crc) {

@@ -9,8 +9,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <vector>
 
 #if defined(__linux__)
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -158,6 +161,26 @@ ModelWeights::~ModelWeights() {
     std::free(mapping_);
     copied_alive.fetch_sub(size_);
   }
+}
+
+WeightsPart ModelWeights::parts() const {
+#if defined(__linux__)
+  if (source_ == Source::kFileMapping) {
+    auto buffer = std::make_shared<std::vector<uint8_t>>(kWeightsPartSize);
+    const off_t start = static_cast<off_t>(file_end_ - size_);
+    return [fd = fd_, start, buffer](size_t at, size_t n) -> const uint8_t* {
+      size_t got = 0;
+      while (got < n) {
+        const ssize_t r = ::pread(fd, buffer->data() + got, n - got, start + static_cast<off_t>(at + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return nullptr;  // an error, or the file ends before the weights do
+        got += static_cast<size_t>(r);
+      }
+      return buffer->data();
+    };
+  }
+#endif
+  return weights_in_memory(data_);
 }
 
 const char* ModelWeights::source_name() const { return source_ == Source::kFileMapping ? "file mapping" : "copy"; }

@@ -54,6 +54,11 @@ class ModelWeights {
   // "file mapping" or "copy".
   const char* source_name() const;
 
+  // The weights part by part (weights_match_checksum): read from the file
+  // with pread when mapped, so that no page of the mapping is faulted in
+  // (beside OpenVINO's own faults, and into resident memory), else from the
+  // copy. Valid while this object lives; one reader per thread.
+  WeightsPart parts() const;
   // Drops the mapped pages from resident memory (no-op for a copy): they are
   // read from the file again when next touched (resident_pages.h).
   void release_resident_pages();

@@ -116,7 +116,7 @@ Error compiled_model_for(const BackendInitContext& context, const RuntimeOptions
   *model = find_compiled_model(options, blob);
   *shared = *model != nullptr;
   uint32_t weights_crc = 0;
-  if (*shared && !weights_match_checksum(blob, blob.weights, &weights_crc, &error)) {
+  if (*shared && !weights_match_checksum(blob, weights_in_memory(blob.weights), &weights_crc, &error)) {
     report_error("init: " + error);
     return Error::DelegateInvalidCompatibility;
   }

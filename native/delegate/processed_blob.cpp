@@ -95,15 +95,24 @@ bool parse_blob_layout(const void* data, size_t size, ParsedBlob* out, std::stri
   return true;
 }
 
-bool weights_match_checksum(const ParsedBlob& blob, const void* weights, uint32_t* weights_crc, std::string* error,
-                            const std::function<void(const uint8_t*, size_t)>& read) {
-  const auto* bytes = static_cast<const uint8_t*>(weights);
-  constexpr size_t kPart = size_t(4) << 20;
+WeightsPart weights_in_memory(const void* weights) {
+  return [bytes = static_cast<const uint8_t*>(weights)](size_t at, size_t) { return bytes + at; };
+}
+
+bool weights_match_checksum(const ParsedBlob& blob, const WeightsPart& weights, uint32_t* weights_crc,
+                            std::string* error) {
   uLong crc = crc32_z(0L, nullptr, 0);
-  for (size_t at = 0; at < blob.weights_size; at += kPart) {
-    const size_t n = std::min(kPart, blob.weights_size - at);
-    crc = crc32_z(crc, bytes + at, n);
-    if (read) read(bytes + at, n);
+  for (size_t at = 0; at < blob.weights_size; at += kWeightsPartSize) {
+    const size_t n = std::min(kWeightsPartSize, blob.weights_size - at);
+    const uint8_t* part = weights(at, n);
+    if (part == nullptr) {
+      *weights_crc = 0;
+      *error = "the processed blob's weights could not be read from its file at byte " + std::to_string(at) + " of " +
+               std::to_string(blob.weights_size) +
+               ": the program file was truncated or removed while it was loaded. Load the program again.";
+      return false;
+    }
+    crc = crc32_z(crc, part, n);
   }
   uLong computed = crc32_combine(crc32_combine(blob.head_crc, crc, static_cast<z_off_t>(blob.weights_size)),
                                  blob.tail_crc, static_cast<z_off_t>(blob.tail_size));
@@ -120,12 +129,12 @@ bool weights_match_checksum(const ParsedBlob& blob, const void* weights, uint32_
 bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::string* error) {
   // The fields first, so that a damaged one is named; then every byte once.
   return parse_blob_layout(data, size, out, error) &&
-         weights_match_checksum(*out, out->weights, &out->weights_crc, error);
+         weights_match_checksum(*out, weights_in_memory(out->weights), &out->weights_crc, error);
 }
 
-ChecksumInBackground::ChecksumInBackground(const ParsedBlob& blob, const void* weights, ReadPart read)
-    : task_([this, blob, weights, read = std::move(read)] {
-        passed_ = weights_match_checksum(blob, weights, &weights_crc_, &error_, read);
+ChecksumInBackground::ChecksumInBackground(const ParsedBlob& blob, WeightsPart weights)
+    : task_([this, blob, weights = std::move(weights)] {
+        passed_ = weights_match_checksum(blob, weights, &weights_crc_, &error_);
       }) {}
 
 bool ChecksumInBackground::passed(std::string* error) {

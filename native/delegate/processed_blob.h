@@ -54,24 +54,31 @@ bool parse_processed_blob(const void* data, size_t size, ParsedBlob* out, std::s
 // checksum left to weights_match_checksum.
 bool parse_blob_layout(const void* data, size_t size, ParsedBlob* out, std::string* error);
 
-// Whether `weights` (`blob.weights_size` bytes, the blob's weights or a
-// mapping or copy of them) complete the blob's checksum; sets `*weights_crc`,
-// or `error` as parse_processed_blob would. `read`, when given, is called
-// with each part of the weights once it has been read.
-bool weights_match_checksum(const ParsedBlob& blob, const void* weights, uint32_t* weights_crc, std::string* error,
-                            const std::function<void(const uint8_t*, size_t)>& read = nullptr);
+// The weights' `n` bytes from `at` (n at most kWeightsPartSize): a pointer
+// into memory, or into a buffer of the source's that it filled from a file;
+// nullptr when they cannot be read (a file truncated since).
+using WeightsPart = std::function<const uint8_t*(size_t at, size_t n)>;
+constexpr size_t kWeightsPartSize = size_t(1) << 20;
+
+// The parts of `weights` in memory (`blob.weights_size` bytes).
+WeightsPart weights_in_memory(const void* weights);
+
+// Whether the weights (`blob.weights_size` bytes, the blob's or a mapping or
+// copy of them, read part by part) complete the blob's checksum; sets
+// `*weights_crc`, or `error` as parse_processed_blob would.
+bool weights_match_checksum(const ParsedBlob& blob, const WeightsPart& weights, uint32_t* weights_crc,
+                            std::string* error);
 
 // The checksum's check over the weights on a thread of its own (background_task.h),
 // started by the constructor, so that it costs no time beside OpenVINO's
-// compile or import (40 ms for MiniLM's 86 MiB, docs/design.md); `weights`
-// must stay readable until passed() returned or the object is gone. `read` is
-// called on the thread with each 4 MiB read (to drop the pages of a file
-// mapping, which would otherwise add the whole weights to the process's
-// resident memory during the compile).
+// compile or import (MiniLM's 86 MiB: 25 ms read from the file, docs/design.md);
+// `weights` must stay readable until passed() returned or the object is gone.
+// Weights in a file mapping are best read from the file (ModelWeights::parts):
+// reading the mapping would fault every page in beside OpenVINO's own faults
+// and add them to the process's resident memory.
 class ChecksumInBackground {
  public:
-  using ReadPart = std::function<void(const uint8_t* start, size_t size)>;
-  ChecksumInBackground(const ParsedBlob& blob, const void* weights, ReadPart read);
+  ChecksumInBackground(const ParsedBlob& blob, WeightsPart weights);
   ChecksumInBackground(const ChecksumInBackground&) = delete;
   ChecksumInBackground& operator=(const ChecksumInBackground&) = delete;
 

@@ -21,13 +21,6 @@ namespace executorch_openvino {
 
 void drop_file_pages(void* start, size_t size) { ::madvise(start, size, MADV_DONTNEED); }
 
-void drop_file_pages_within(const void* start, size_t size) {
-  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(start) + page - 1) / page * page;
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(start) + size) / page * page;
-  if (end > begin) drop_file_pages(reinterpret_cast<void*>(begin), end - begin);
-}
-
 namespace {
 // Calls `each(start, end, perms, path)` for every mapping of a file under `folder`.
 template <typename Each>
@@ -120,7 +113,6 @@ PeriodicDrop::~PeriodicDrop() {
 #else
 
 void drop_file_pages(void*, size_t) {}
-void drop_file_pages_within(const void*, size_t) {}
 void drop_file_pages_under(const std::string&, const std::string&) {}
 std::vector<std::string> mapped_files_under(const std::string&) { return {}; }
 struct PeriodicDrop::State {};

@@ -24,8 +24,6 @@ EXOV_INTERNAL_BEGIN
 
 // Drops the pages of [start, start + size), which must be a read-only file mapping of the caller's.
 void drop_file_pages(void* start, size_t size);
-// The same for the whole pages that lie within [start, start + size), which need not be page-aligned.
-void drop_file_pages_within(const void* start, size_t size);
 
 // Drops the pages of every read-only mapping of a file directly in `folder`
 // whose name ends with `suffix` (as /proc/self/maps lists them): OpenVINO's
