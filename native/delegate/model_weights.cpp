@@ -110,14 +110,30 @@ bool map_same_range(const void* address, size_t size, void** mapping, size_t* ma
 
 }  // namespace
 
-std::string mapped_file_key(const void* address) {
+std::string mapped_file_key(const void* address, size_t size, std::string* cut_short) {
 #if defined(__linux__)
   MappedFile file;
-  if (find_mapped_file(address, &file)) return std::to_string(file.device) + ":" + std::to_string(file.inode);
+  if (!find_mapped_file(address, &file)) return "";
+  struct statx st;
+  const int fd = ::open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0 && ::statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_SIZE, &st) == 0 &&
+      makedev(st.stx_dev_major, st.stx_dev_minor) == file.device && st.stx_ino == file.inode &&
+      file.offset + size > st.stx_size) {
+    *cut_short = "the program file '" + file.path + "' now ends at byte " + std::to_string(st.stx_size) +
+                 ", before the end of this partition's data (bytes " + std::to_string(file.offset) + " to " +
+                 std::to_string(file.offset + size) +
+                 "): it was cut short or written in place since ExecuTorch loaded the program. Load the program "
+                 "again once the file is whole; to replace a program in use, write the new one to another file "
+                 "and rename it over the old one";
+  }
+  if (fd >= 0) ::close(fd);
+  return std::to_string(file.device) + ":" + std::to_string(file.inode);
 #else
   (void)address;
-#endif
+  (void)size;
+  (void)cut_short;
   return "";
+#endif
 }
 
 std::unique_ptr<ModelWeights> ModelWeights::for_blob(const ParsedBlob& blob, std::string* error, bool copy) {

@@ -33,8 +33,11 @@ EXOV_INTERNAL_BEGIN
 
 // "device:inode" of the file mapped at `address`, "" when it is no file
 // mapping (Linux only): programs share a compiled model only with programs
-// mapped from the same file (shared_compiled_models.h).
-std::string mapped_file_key(const void* address);
+// mapped from the same file (shared_compiled_models.h). `*cut_short` is set,
+// naming the file and the fix, when that file (still at its path) now ends
+// before `address + size`: the missing pages would end the process with
+// SIGBUS on their first read (a file written in place while it loads).
+std::string mapped_file_key(const void* address, size_t size, std::string* cut_short);
 
 class ModelWeights {
  public:

@@ -58,12 +58,19 @@ Error read_partition(ArrayRef<CompileSpec> compile_specs, FreeableBuffer* proces
     report_error("init: " + error);
     return Error::InvalidArgument;
   }
+  // Before any byte past the header is read: a file cut short since it was mapped ends the process on the read.
+  std::string cut_short;
+  const std::string file_key = mapped_file_key(processed->data(), processed->size(), &cut_short);
+  if (!cut_short.empty()) {
+    report_error("init: " + cut_short);
+    return Error::AccessFailed;
+  }
   // The checksum over the weights is checked beside the compile (compile_blob) or before sharing.
   if (!parse_blob_layout(processed->data(), processed->size(), blob, &error)) {
     report_error("init: " + error);
     return Error::DelegateInvalidCompatibility;
   }
-  blob->file_key = mapped_file_key(blob->weights);
+  blob->file_key = file_key;  // the blob's file: its weights lie in the same mapping
   return Error::Ok;
 }
 

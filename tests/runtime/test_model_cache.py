@@ -374,6 +374,47 @@ def test_a_cache_file_written_under_a_running_method_fails_its_calls_not_the_pro
     assert_matches_eager([torch.tensor(result["first"])], eager(model, inputs))
 
 
+@pytest.mark.parametrize("warm", [True, False], ids=["warm cache", "empty cache"])
+def test_a_program_file_cut_short_while_it_loads_fails_the_load_not_the_process(cache, tmp_path, warm):
+    """A .pte written in place (truncated, then written) while another process loads it: cut short between
+    ExecuTorch's load_program and load_method, the blob's missing pages ended the process with SIGBUS on their
+    first read, with the cache warm (the checksum read them) or not (the checksum and the compile did). The load
+    fails with a message that names the file and the fix; the whole file, written again, loads and answers."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 64)).eval()
+    inputs = (torch.randn(3, 256),)
+    pte, _ = lower(model, inputs)
+    (tmp_path / "model.pte").write_bytes(pte)
+    torch.save(list(inputs), tmp_path / "inputs.pt")
+    if warm:
+        exov.load_method(pte)
+    result = run_python_json(f"""
+        import json, os, torch
+        from executorch.runtime import Runtime
+        import executorch_openvino as exov
+        exov.set_cache_dir({str(cache)!r})
+        whole = open("model.pte", "rb").read()
+        program = Runtime.get().load_program("model.pte")
+        with open("model.pte", "r+b") as f:
+            f.truncate(len(whole) - 64 * 1024)
+        try:
+            program.load_method("forward")
+            error = None
+        except Exception as e:
+            error = type(e).__name__
+        open("model.pte", "wb").write(whole)
+        out = exov.load_method("model.pte").execute(torch.load("inputs.pt"))[0]
+        print(json.dumps({{"error": error, "out": out.tolist()}}))
+    """, {}, tmp_path, capture_stderr=True)
+    assert result["error"] == "RuntimeError", result
+    # ExecuTorch's log splits a long message into lines that repeat the prefix.
+    logged = re.sub(r"\n\[error_report\.cpp:\d+\] \[ExecutorchOpenvinoBackend\] ", "", result["stderr"])
+    assert "model.pte' now ends at byte " in logged, result["stderr"]
+    assert "it was cut short or written in place since ExecuTorch loaded the program" in logged
+    assert "rename it over the old one" in logged
+    assert_matches_eager([torch.tensor(result["out"])], eager(model, inputs))
+
+
 def test_an_unusable_cache_folder_does_not_stop_the_load(cache):
     model, inputs = _model_and_inputs()
     pte, _ = lower(model, inputs)

@@ -36,11 +36,13 @@ SEARCH_VARIABLES = ("OPENVINO_LIB_PATH", "INTEL_OPENVINO_DIR", "CONDA_PREFIX")
 INSTALL_TREE_LIB = "runtime/lib/" + ("aarch64" if os.uname().machine == "aarch64" else "intel64")
 
 
-def run_python_json(code: str, env_updates: dict, tmp_path) -> dict:
-    """Runs `code` in a fresh interpreter; it prints one JSON line that is returned."""
+def run_python_json(code: str, env_updates: dict, tmp_path, capture_stderr: bool = False) -> dict:
+    """Runs `code` in a fresh interpreter; it prints one JSON line that is returned (with what the interpreter
+    wrote to stderr as "stderr" when `capture_stderr`)."""
     env = {k: v for k, v in os.environ.items() if k not in SEARCH_VARIABLES}
     env.update(env_updates)
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, f"the interpreter died ({proc.returncode}):\n{proc.stderr[-3000:]}"
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {**result, "stderr": proc.stderr} if capture_stderr else result
