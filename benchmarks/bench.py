@@ -26,18 +26,15 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))  # exov_testing
-
-import call_path  # noqa: E402
-import concurrency  # noqa: E402
-import loading  # noqa: E402
-import torch  # noqa: E402
-from engines import LOCAL_ENGINES, SLOW_CALL_S, BundledOpenVINO  # noqa: E402
-from low_precision_engines import LOW_PRECISION_ENGINES  # noqa: E402
-from models import CASE_NAMES, make_case  # noqa: E402
-from report import paired_ratio, times_text  # noqa: E402
-from exov_testing.compile_harness import build_harness, compiler, write_first_blob  # noqa: E402
+import call_path
+import concurrency
+import loading
+import torch
+from engines import LOCAL_ENGINES, SLOW_CALL_S, BundledOpenVINO
+from low_precision_engines import LOW_PRECISION_ENGINES
+from models import CASE_NAMES, make_case
+from report import paired_ratio, times_text
+from exov_testing.compile_harness import build_harness, compiler, write_first_blob
 
 HERE = Path(__file__).resolve().parent
 ENGINES = LOCAL_ENGINES + LOW_PRECISION_ENGINES  # every engine of this environment, in the tables' order

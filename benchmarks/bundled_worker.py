@@ -22,11 +22,9 @@ import sys
 import traceback
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import torch  # noqa: E402
-from engines import ExecutorchProgram  # noqa: E402
-from models import make_case  # noqa: E402
+import torch
+from engines import ExecutorchProgram
+from models import make_case
 
 
 class BundledLocal(ExecutorchProgram):

