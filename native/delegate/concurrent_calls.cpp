@@ -45,6 +45,8 @@ std::vector<InitRecord> finish_init_capture() {
   return std::exchange(capture.records, {});
 }
 
+bool init_capture_on() { return capture.on; }
+
 void record_init(const CompileReport& report, const std::string& program_state) {
   if (capture.on) capture.records.push_back({report, program_state});
 }

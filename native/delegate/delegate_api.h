@@ -97,6 +97,10 @@ struct InitRecord {
 // A program load is one thread's work, so this tells which inits were its own.
 void start_init_capture();
 std::vector<InitRecord> finish_init_capture();
+// Whether the calling thread records its inits now: its caller (the Python
+// package) then reports what they say itself, from the records, as data
+// (a precision other than the one asked for), instead of reading the log.
+bool init_capture_on();
 
 // Outputs OpenVINO wrote straight into ExecuTorch's buffers, and outputs the
 // delegate copied after inference (dynamic shapes), since the library loaded.

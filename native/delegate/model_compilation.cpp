@@ -305,8 +305,9 @@ Error compile_blob(const RuntimeOptions& options, const ParsedBlob& blob, const 
   // program from it), and OpenVINO reads the cache's files.
   report.weights = from_cache_folder ? "model cache" : weights->source_name();
   if (from_cache_folder && weights) weights->release_resident_pages();
+  // A caller that captures inits warns from their records (python/executorch_openvino/runtime/loaded_method.py).
   if (!options.inference_precision.empty() && !report.effective_precision.empty() &&
-      report.effective_precision != options.inference_precision) {
+      report.effective_precision != options.inference_precision && !init_capture_on()) {
     // Measured: an AVX-512 bf16 CPU without float16 arithmetic takes "f16" as bf16 (OpenVINO 2026.4.1).
     report_warning("init: inference_precision '" + options.inference_precision + "' was asked for, but OpenVINO's " +
                    options.device + " plugin computes in '" + report.effective_precision +

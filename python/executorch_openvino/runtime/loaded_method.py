@@ -335,8 +335,9 @@ def load_method(program, method_name: str = "forward", *, max_concurrent_calls: 
     for a loaded copy instead, with a ``RuntimeWarning``).
 
     Warns (``UserWarning``) when OpenVINO computes a partition in another
-    precision than the ``inference_precision`` it was lowered with (the
-    delegate's log line saying so is not printed then: :mod:`.native_log`).
+    precision than the ``inference_precision`` it was lowered with, from the
+    delegate's records of this load's inits (the delegate logs no line of
+    its own while a load records them: ``init_capture_on``, delegate_api.h).
 
     A program of executorch's own OpenVINO delegate (backend id ``OpenvinoBackend``) is loaded from memory
     where that delegate crashed on a file-loaded one (OpenVINO 2026: :mod:`.foreign_backends`).
@@ -393,7 +394,8 @@ def _load_executorch_registrations() -> None:
 
 
 def _warn_about_precisions(inits: list) -> None:
-    """The delegate logs this at its first compile of a partition; here it is a Python warning, once per load."""
+    """The difference the delegate recorded for this load's inits, as a Python warning, once per load (other doors,
+    executorch.runtime and the runner, get the delegate's log line instead)."""
     differ = {(i["device"], i["requested_precision"], i["effective_precision"]) for i in inits
               if i["requested_precision"] and i["effective_precision"]
               and i["requested_precision"] != i["effective_precision"]}

@@ -13,7 +13,6 @@ each of their calls (pybind11's ``scoped_estream_redirect`` looks ``sys.stderr``
   if the exception leaving the block carries their text (:class:`..loaded_method.OpenVINOMethod` adds the
   delegate's message to ExecuTorch's error), written out otherwise; so is ExecuTorch's line saying that the
   delegate's init failed (:data:`INIT_FAILURE`), dropped when the exception carries the delegate's message;
-- the delegate's precision notice is dropped: :func:`..loaded_method.load_method` gives it as a Python warning;
 - every other line is written at once.
 
 A loaded method's own load and calls (``_native.Method``, native/python/python_method.h) run without the
@@ -62,9 +61,6 @@ INIT_FAILURE = re.compile(r"^\[method\.cpp:\d+\] Init failed for backend " + BAC
 CALL_FAILURE = re.compile(r"^\[method\.cpp:\d+\] CALL_DELEGATE execute failed at instruction \d+: (0x[0-9a-f]+)$")
 # The error OpenVINOMethod raises with the delegate's message (loaded_method._DelegateErrors).
 _WITH_DELEGATE_MESSAGE = "\nexecutorch-openvino: "
-# native/delegate/model_compilation.cpp; error_report.cpp logs a message in pieces of this many characters.
-_PRECISION_NOTICE = re.compile(r"^warning: init: inference_precision '\w*' was asked for, but OpenVINO's ")
-_PIECE = 200
 
 
 def restated_by(line: str, error: BaseException) -> bool:
@@ -76,12 +72,11 @@ def restated_by(line: str, error: BaseException) -> bool:
 class Call:
     """The lines of one :func:`executorch_log` block of one thread."""
 
-    __slots__ = ("partial", "held", "continues_dropped", "_explained")
+    __slots__ = ("partial", "held", "_explained")
 
     def __init__(self):
         self.partial = ""  # text after the last newline
         self.held: list[tuple[str, str, str]] = []  # (line, "input", "init" or "delegate", the delegate's text)
-        self.continues_dropped = False  # the last delegate line dropped was a full piece: drop the next one
         self._explained = False
 
     def explained(self) -> None:
@@ -93,11 +88,7 @@ class Call:
             return
         ours = _OURS.match(line)
         if ours is not None:
-            text = ours.group(1)
-            if self.continues_dropped or _PRECISION_NOTICE.match(text):
-                self.continues_dropped = len(text) == _PIECE
-                return
-            self.held.append((line, "delegate", text))
+            self.held.append((line, "delegate", ours.group(1)))
             return
         if any(p.match(line) for p in INPUT_REFUSALS):
             self.held.append((line, "input", ""))
