@@ -417,19 +417,8 @@ Error execute_partition(Partition& partition, Span<EValue*> args) {
     if (*static_cast<const char*>(data) != 0) {
       // OpenVINO would have returned zeros or a wrapped row; eager PyTorch raises an error.
       partition.state_lost = partition.guards_state;
-      // A declared input range (input_ranges) says what to do itself; a lookup's check gets the advice here,
-      // an embedding bag's offsets theirs (passes/index_checks.py writes the messages).
-      // A message with "; " gives its own advice (cached_attention.py's KV cache check).
-      const bool declared = check.message.find("input_ranges") != std::string::npos;
-      const bool offsets = check.message.find(" offset") != std::string::npos;
-      const bool advised = check.message.find("; ") != std::string::npos;
-      const std::string eager = " (eager PyTorch raises an error for it); ";
-      report_error("execute: " + check.message +
-                   (advised    ? std::string()
-                    : declared ? std::string("; pass values within it or lower the program with a wider range")
-                    : offsets  ? eager + "give offsets that start at 0, do not decrease and stay within the number "
-                                         "of indices"
-                               : eager + "pass indices within the size of the dimension they index"));
+      // The message says what to do (passes/index_checks.py and cached_attention.py write it whole).
+      report_error("execute: " + check.message);
       return Error::InvalidArgument;
     }
   }

@@ -38,6 +38,13 @@ from .max_embedding_bags import MAX_MODE
 
 aten = torch.ops.aten
 
+# What the call that fails a check says to do (native/delegate/partition_executor.cpp prints each message as
+# it is). No commas: OpenVINO's IR separates tensor names with them.
+EAGER_RAISES = " (eager PyTorch raises an error for it); "
+INDEX_ADVICE = EAGER_RAISES + "pass indices within the size of the dimension they index"
+OFFSET_ADVICE = EAGER_RAISES + "give offsets that start at 0 and do not decrease and stay within the number of indices"
+RANGE_ADVICE = "; pass values within it or lower the program with a wider range"
+
 
 def _indexed(node: torch.fx.Node):
     """(index node, table size, lowest valid index) for each tensor of indices `node` reads."""
@@ -94,7 +101,8 @@ def _embedding_bag_checks(graph: torch.fx.Graph, node: torch.fx.Node) -> list:
     found = []
     with graph.inserting_before(node):
         outside = _outside(graph, indices, 0, rows)
-        found.append((add_call(graph, aten.any.default, outside), f"{where} was given an index outside 0..{rows - 1}"))
+        found.append((add_call(graph, aten.any.default, outside),
+                      f"{where} was given an index outside 0..{rows - 1}{INDEX_ADVICE}"))
         safe_indices = add_call(graph, aten.where.self, outside, add_call(graph, aten.zeros_like.default, indices),
                                 indices)
         node.replace_input_with(indices, safe_indices)
@@ -107,13 +115,13 @@ def _embedding_bag_checks(graph: torch.fx.Graph, node: torch.fx.Node) -> list:
                 graph, aten.lt.Tensor, add_call(graph, aten.slice.Tensor, offsets, 0, 1, 2**62),
                 add_call(graph, aten.slice.Tensor, offsets, 0, 0, -1)))
             # Eager's max mode takes decreasing offsets as if sorted (offset2bag counts them; a tester's finding),
-            # where sum and mean raise: so its message says what this refusal is (the runtime adds "eager raises").
+            # where sum and mean raise: so its message says what this refusal is, and what to do.
             falls = (f"{where} was given offsets that decrease, which eager's max mode reads as if sorted and its sum "
                      "and mean modes refuse; this delegate refuses them in every mode: give offsets that do not "
                      "decrease" if len(node.args) > 4 and node.args[4] == MAX_MODE else
-                     f"{where} was given offsets that decrease")
-            found += [(past, f"{where} was given an offset outside 0..{count} (the number of indices)"),
-                      (first, f"{where} was given a first offset other than 0"),
+                     f"{where} was given offsets that decrease{OFFSET_ADVICE}")
+            found += [(past, f"{where} was given an offset outside 0..{count} (the number of indices){OFFSET_ADVICE}"),
+                      (first, f"{where} was given a first offset other than 0{OFFSET_ADVICE}"),
                       (falling, falls)]
             # Any of these: every bag empty, which OpenVINO computes (the call fails with the message anyway).
             wrong = add_call(graph, aten.bitwise_or.Tensor, add_call(graph, aten.bitwise_or.Tensor, past, first),
@@ -209,7 +217,7 @@ def add_index_checks(program: torch.export.ExportedProgram, input_ranges: tuple 
                                    add_call(graph, aten.gt.Scalar, node, high))
                 checks.append(add_call(graph, aten.any.default, outside))
             messages.append(f"input '{node.name}' was given a value outside {low}..{high} (the range declared in "
-                            f"input_ranges when it was lowered)")
+                            f"input_ranges when it was lowered){RANGE_ADVICE}")
             continue
         if node.op != "call_function":
             continue
@@ -240,6 +248,7 @@ def add_index_checks(program: torch.export.ExportedProgram, input_ranges: tuple 
     for position, key in firsts.items():
         if checked[key] > 1:
             messages[position] += f" (as did {checked[key] - 1} more lookups of the same indices)"
+        messages[position] += INDEX_ADVICE
     for node in list(graph.nodes):
         name = op_name(node.target) if node.op == "call_function" else ""
         if ((name == "aten.index.Tensor" and sum(isinstance(i, torch.fx.Node) for i in node.args[1]) > 1)
