@@ -120,7 +120,7 @@ bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob
   EntryLock locked(cache_dir, blob.digest);  // checks and records included
   for (int attempt = 0; attempt < 2; ++attempt) {
     const std::vector<std::string> entries_before = entry_files(entry_dir);
-    const std::vector<std::string> mapped_before = mapped_files_under(mapped_under);
+    const std::vector<std::string> mapped_before = mappings_under(mapped_under);
     // The folder's one entry (the usual case) is read beside OpenVINO's import of it (its CRC-32: 35 ms per
     // 86 MiB, docs/design.md); a different file, or one written or replaced since, is read again after.
     std::string early_name, early_crc;
@@ -134,9 +134,16 @@ bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob
       return false;
     }
     if (loaded_from_cache(*compiled)) {
-      std::vector<std::string> imported;  // the entry OpenVINO mapped for this import
-      for (const std::string& f : mapped_files_under(mapped_under)) {
-        if (std::find(mapped_before.begin(), mapped_before.end(), f) == mapped_before.end()) imported.push_back(f);
+      // The entry OpenVINO mapped for this import: mapped once more than before (this process may hold the
+      // same entry for another load already: a copy of the program in another file).
+      std::vector<std::string> imported, before = mapped_before;
+      for (const std::string& f : mappings_under(mapped_under)) {
+        const auto seen = std::find(before.begin(), before.end(), f);
+        if (seen != before.end()) {
+          before.erase(seen);
+        } else if (std::find(imported.begin(), imported.end(), f) == imported.end()) {
+          imported.push_back(f);
+        }
       }
       early_read.wait();
       const bool read_early = imported.size() == 1 && !early_crc.empty() &&
@@ -181,7 +188,7 @@ bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob
     }
     // OpenVINO's CPU plugin keeps the IR's weights file mapped when it reads some constants in place.
     const std::string bin = ir_weights_path(path);
-    const std::vector<std::string> mapped = mapped_files_under(mapped_ir);
+    const std::vector<std::string> mapped = mappings_under(mapped_ir);
     uint32_t weights_crc = 0;
     if (std::find(mapped.begin(), mapped.end(), files::canonical(bin)) != mapped.end() && blob_intact(&weights_crc)) {
       *watched = WatchedFile::open(bin, {blob.weights_size, weights_crc}, "the model cache's IR weights file");

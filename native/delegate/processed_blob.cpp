@@ -121,8 +121,9 @@ bool weights_match_checksum(const ParsedBlob& blob, const WeightsPart& weights, 
   char detail[64];
   std::snprintf(detail, sizeof detail, "stored 0x%08x, computed 0x%08x", unsigned(blob.checksum), unsigned(computed));
   *error = std::string("the processed blob's checksum does not match (") + detail +
-           "): its bytes changed after lowering (a damaged copy, download or disk)." +
-           " Lower the model again with this version of executorch-openvino.";
+           "): its bytes changed after lowering (a damaged copy, download or disk, or a program file written "
+           "in place while it was loading). Load it again once it is whole; if it still fails, lower the model "
+           "again with this version of executorch-openvino.";
   return false;
 }
 

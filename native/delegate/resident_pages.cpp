@@ -47,11 +47,10 @@ void for_mappings_under(const std::string& folder, Each each) {
 }
 }  // namespace
 
-std::vector<std::string> mapped_files_under(const std::string& folder) {
+std::vector<std::string> mappings_under(const std::string& folder) {
   std::vector<std::string> paths;
-  for_mappings_under(folder, [&](unsigned long, unsigned long, const char*, const std::string& path) {
-    if (std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
-  });
+  for_mappings_under(
+      folder, [&](unsigned long, unsigned long, const char*, const std::string& path) { paths.push_back(path); });
   return paths;
 }
 
@@ -114,7 +113,7 @@ PeriodicDrop::~PeriodicDrop() {
 
 void drop_file_pages(void*, size_t) {}
 void drop_file_pages_under(const std::string&, const std::string&) {}
-std::vector<std::string> mapped_files_under(const std::string&) { return {}; }
+std::vector<std::string> mappings_under(const std::string&) { return {}; }
 struct PeriodicDrop::State {};
 PeriodicDrop::PeriodicDrop(std::function<void()>) {}
 PeriodicDrop::~PeriodicDrop() = default;

@@ -33,8 +33,11 @@ void drop_file_pages(void* start, size_t size);
 // breaker's finding).
 void drop_file_pages_under(const std::string& folder, const std::string& suffix);
 
-// The files directly in `folder` that the process maps now (paths as /proc/self/maps gives them).
-std::vector<std::string> mapped_files_under(const std::string& folder);
+// The file of each mapping of a file directly in `folder` that the process
+// has now (paths as /proc/self/maps gives them): a file mapped twice is listed
+// twice, so that comparing two lists tells a new mapping of a file the process
+// already mapped (a second import of one cache entry).
+std::vector<std::string> mappings_under(const std::string& folder);
 
 // While alive, calls `drop` every 5 ms from a thread of its own.
 class PeriodicDrop {

@@ -84,6 +84,27 @@ def test_the_second_load_imports_the_compiled_model_from_the_cache(cache):
     assert all(torch.equal(a, b) for a, b in zip(first, second))
 
 
+def test_copies_of_a_program_in_one_process_each_import_the_entry(cache, tmp_path, capfd):
+    # Two files with the same program are two loads, not shared (weights_memory): the second one's import maps
+    # an entry the process maps already, which the delegate took for no entry at all, warned about twice and
+    # compiled without the cache (a breaker's finding).
+    model, inputs = _model_and_inputs()
+    pte, _ = lower(model, inputs)
+    for name in ("a.pte", "b.pte"):
+        (tmp_path / name).write_bytes(pte)
+    exov.load_method(pte)  # fills the entry
+    capfd.readouterr()
+    loaded = []
+    for name in ("a.pte", "b.pte", "a.pte"):
+        loaded.append(exov.load_method(tmp_path / name))
+        report = exov.last_compile_report()
+        assert report["loaded_from_cache"] is True or report["shared"] is True, (name, report)
+    assert exov.last_compile_report()["shared"] is True  # a.pte again: its own copy's model
+    assert "model cache" not in capfd.readouterr().err
+    for method in loaded:
+        assert_matches_eager(list(method.execute(list(inputs))), eager(model, inputs))
+
+
 def test_another_process_imports_what_this_one_cached(cache, tmp_path):
     model, inputs = _model_and_inputs()
     pte, _ = lower(model, inputs)
