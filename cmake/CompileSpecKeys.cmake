@@ -1,6 +1,7 @@
 # compile_spec_keys.h from python/executorch_openvino/compile_specs.json, the compile specs' one definition
 # (compile_specs.py reads the same file): for each key the runtime reads, its name, default, default where
-# the device may be the CPU, allowed values and what an empty value means. The header is written only when its
+# the device may be the CPU, which devices may run on the CPU, the OpenVINO property it becomes, allowed values
+# and what an empty value means. The header is written only when its
 # content changes, and CMake configures again when the JSON changes. exov_camel_case: ProcessedBlobLayout.cmake.
 include_guard(GLOBAL)
 include("${CMAKE_CURRENT_LIST_DIR}/ProcessedBlobLayout.cmake")
@@ -23,6 +24,23 @@ function(exov_generate_compile_spec_keys json out_dir)
     string(JSON on_cpu ERROR_VARIABLE missing GET "${specs}" keys ${key} default_on_cpu)
     if(NOT missing)
       string(APPEND body "constexpr char k${camel}DefaultOnCpu[] = \"${on_cpu}\";\n")
+    endif()
+    string(JSON property ERROR_VARIABLE missing GET "${specs}" keys ${key} openvino_property)
+    if(NOT missing)
+      string(APPEND body "constexpr char k${camel}Property[] = \"${property}\";\n")
+    endif()
+    string(JSON containing ERROR_VARIABLE missing GET "${specs}" keys ${key} cpu_devices containing)
+    if(NOT missing)  # which devices may run on the CPU (may_run_on_cpu)
+      string(JSON named_count LENGTH "${specs}" keys ${key} cpu_devices named)
+      math(EXPR last_named "${named_count} - 1")
+      set(named "")
+      foreach(j RANGE ${last_named})
+        string(JSON name GET "${specs}" keys ${key} cpu_devices named ${j})
+        list(APPEND named "\"${name}\"")
+      endforeach()
+      list(JOIN named ", " named)
+      string(APPEND body "constexpr char k${camel}CpuContaining[] = \"${containing}\";\n"
+                         "constexpr const char* k${camel}CpuNamed[] = {${named}};\n")
     endif()
     string(JSON values_count ERROR_VARIABLE missing LENGTH "${specs}" keys ${key} values)
     if(NOT missing)

@@ -30,7 +30,9 @@ std::string refusal(const char* key, const std::string& value, const char* const
 
 }  // namespace
 
-bool may_run_on_cpu(const std::string& device) { return device.find("CPU") != std::string::npos || device == "AUTO"; }
+bool may_run_on_cpu(const std::string& device) {
+  return device.find(kDeviceCpuContaining) != std::string::npos || allowed(kDeviceCpuNamed, device);
+}
 
 bool parse_compile_specs(executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> specs, RuntimeOptions* out,
                          std::string* error) {

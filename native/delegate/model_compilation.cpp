@@ -46,13 +46,14 @@ ov_status_e with_properties(const Properties& p, Compile compile) {
   }
 }
 
-// The compile options as OpenVINO properties.
+// The compile options as OpenVINO properties (compile_specs.json's openvino_property; compile_specs.py's
+// openvino_properties does the same).
 Properties compile_properties(const RuntimeOptions& options) {
   Properties properties;
   if (!options.inference_precision.empty()) {
-    properties.emplace_back("INFERENCE_PRECISION_HINT", options.inference_precision);
+    properties.emplace_back(kInferencePrecisionProperty, options.inference_precision);
   }
-  if (!options.performance_hint.empty()) properties.emplace_back("PERFORMANCE_HINT", options.performance_hint);
+  if (!options.performance_hint.empty()) properties.emplace_back(kPerformanceHintProperty, options.performance_hint);
   return properties;
 }
 

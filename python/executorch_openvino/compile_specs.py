@@ -196,8 +196,18 @@ def program_state_spec(exported_program):
 
 
 def may_run_on_cpu(device: str) -> bool:
-    """True for ``CPU`` and devices that may pick it (``AUTO``, ``HETERO:GPU,CPU``, ``MULTI:CPU``)."""
-    return "CPU" in device or device == "AUTO"
+    """True for ``CPU`` and devices that may pick it (``AUTO``, ``HETERO:GPU,CPU``, ``MULTI:CPU``): the rule's
+    data is ``compile_specs.json``'s ``cpu_devices``, which the delegate's ``may_run_on_cpu`` reads too."""
+    cpu = _SPECS["device"]["cpu_devices"]
+    return cpu["containing"] in device or device in cpu["named"]
+
+
+def openvino_properties(options: OpenVINOOptions) -> dict[str, str]:
+    """The OpenVINO compile properties of ``options``, as the delegate passes them: each key's
+    ``openvino_property`` in ``compile_specs.json`` (``INFERENCE_PRECISION_HINT``, ``PERFORMANCE_HINT``) for a
+    value other than ``""``."""
+    return {spec["openvino_property"]: getattr(options, key) for key, spec in _SPECS.items()
+            if "openvino_property" in spec and getattr(options, key)}
 
 
 def check_option(key: str, value: str, what: str = "compile spec") -> None:

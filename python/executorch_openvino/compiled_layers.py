@@ -28,7 +28,7 @@ def runtime_precisions(program, method: str = "forward") -> list[collections.Cou
     import openvino as ov
 
     from . import processed_blob
-    from .compile_specs import resolve_options
+    from .compile_specs import openvino_properties, resolve_options
     from .lowering.preprocess import BACKEND_ID
 
     graph_module = program.exported_program(method).graph_module
@@ -39,9 +39,7 @@ def runtime_precisions(program, method: str = "forward") -> list[collections.Cou
             continue
         ir = processed_blob.unpack(lowered.processed_bytes)
         options = resolve_options(lowered.compile_specs)
-        properties = {"INFERENCE_PRECISION_HINT": options.inference_precision} if options.inference_precision else {}
-        if options.performance_hint:
-            properties["PERFORMANCE_HINT"] = options.performance_hint
+        properties = openvino_properties(options)
         model = core.read_model(ir.xml, ov.Tensor(np.frombuffer(ir.weights, np.uint8).copy()))
         compiled = core.compile_model(model, options.device, properties)
         layers: collections.Counter = collections.Counter()

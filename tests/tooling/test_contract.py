@@ -79,6 +79,15 @@ def test_the_runtime_gets_the_keys_it_reads_with_their_defaults_and_values(tmp_p
     assert constants["kPerformanceHintValues"] == "{" + ", ".join(
         json.dumps(v) for v in specs["performance_hint"]["values"]) + "}"
     assert "kNumericsKey" not in constants  # read at lowering only
+    # which devices may run on the CPU (where default_on_cpu applies): the same data as compile_specs.py's rule
+    assert constants["kDeviceCpuContaining"] == '"CPU"' and constants["kDeviceCpuNamed"] == '{"AUTO"}'
+    assert constants["kInferencePrecisionProperty"] == '"INFERENCE_PRECISION_HINT"'
+    assert constants["kPerformanceHintProperty"] == '"PERFORMANCE_HINT"'
+    module = _compile_specs_module(SPECS, tmp_path / "module")
+    options = module.resolve_options([])
+    assert module.openvino_properties(options) == {"INFERENCE_PRECISION_HINT": "f32"}  # "" hint: none passed
+    may_run_on_cpu = module.may_run_on_cpu
+    assert [may_run_on_cpu(d) for d in ("CPU", "AUTO", "HETERO:GPU,CPU", "GPU", "NPU")] == [True] * 3 + [False] * 2
 
 
 @pytest.mark.skipif(CMAKE is None, reason="needs cmake (nox -s tooling installs it)")
@@ -100,6 +109,7 @@ def test_a_key_added_to_the_definition_reaches_both_sides_in_one_edit(tmp_path):
 
 def _compile_specs_module(specs: Path, folder: Path):
     """compile_specs.py loaded from a copy beside `specs` (it imports the standard library only)."""
+    folder.mkdir(exist_ok=True)
     copy = folder / "compile_specs.py"
     copy.write_text((PACKAGE / "compile_specs.py").read_text())
     if specs != folder / "compile_specs.json":
