@@ -33,7 +33,7 @@ import torch
 from engines import LOCAL_ENGINES, SLOW_CALL_S, BundledOpenVINO
 from low_precision_engines import LOW_PRECISION_ENGINES
 from models import CASE_NAMES, make_case
-from report import paired_ratio, times_text
+from exov_testing.bench_report import paired_ratio, times_text
 from exov_testing.compile_harness import build_harness, compiler, write_first_blob
 
 HERE = Path(__file__).resolve().parent
@@ -246,7 +246,7 @@ def main(argv=None) -> int:
     if args.packaging:
         results["packaging"] = json.loads(args.packaging.read_text())
 
-    from report import write_reports
+    from exov_testing.bench_report import write_reports
 
     write_reports(results, args.out)
     return 0

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import torch
 from models import make_case
-from report import CONCURRENCY_SPEEDUP_GOAL, concurrency_table, ratio_of_rounds, times_text
+from exov_testing.bench_report import CONCURRENCY_SPEEDUP_GOAL, concurrency_table, ratio_of_rounds, times_text
 
 HINTS = ("LATENCY", "THROUGHPUT")
 THREADS = (1, 2, 4)

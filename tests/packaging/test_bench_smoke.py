@@ -95,10 +95,13 @@ def test_bench_runs_the_int8_and_bf16_engines(tmp_path):
 
 def test_the_concurrency_benchmark_reports_every_setting(tmp_path):
     # benchmarks/concurrency.py on the MLP, a moment per setting: the figures are there and the table has them.
-    import concurrency
-    from report import concurrency_table, goals
+    from exov_testing.bench_report import concurrency_table, goals
 
-    result = concurrency.measure(tmp_path, "mlp", seconds=0.05, rounds=1)
+    proc = subprocess.run([sys.executable, str(REPOSITORY / "benchmarks" / "concurrency.py"), "--case", "mlp",
+                           "--seconds", "0.05", "--rounds", "1"], capture_output=True, text=True, timeout=900,
+                          cwd=tmp_path, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
     for engine in ("delegate", "delegate_fast", "openvino"):
         assert set(result["engines"][engine]) == {"LATENCY", "THROUGHPUT"}
         for hint, h in result["engines"][engine].items():

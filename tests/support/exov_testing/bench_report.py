@@ -1,4 +1,5 @@
-"""Writes the benchmark's results as JSON, a Markdown report and a PNG chart of latency ratios."""
+"""Writes the benchmark's results as JSON, a Markdown report and a PNG chart of latency ratios (benchmarks/bench.py;
+here, in the shared support package, because tests/tooling/test_bench_ratios.py tests its ratios and goals)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 import statistics
 from pathlib import Path
 
-SLOW_CALL_S = 2.0  # engines.SLOW_CALL_S (not imported: this module needs no torch)
+SLOW_CALL_S = 2.0  # benchmarks/engines.py's SLOW_CALL_S (not imported: this module needs no torch)
 ENGINE_ORDER = ["openvino", "openvino_same_ir", "delegate", "delegate_fast", "delegate_decomposed",
                 "delegate_executorch_runtime", "delegate_runner", "xnnpack", "portable",
                 "eager", "bundled", "openvino_int8", "openvino_int8_same_ir", "delegate_int8", "xnnpack_int8",
@@ -475,7 +476,7 @@ def markdown(results: dict) -> str:
                   f"warm (one source file touched) {packaging['warm_build_s']:.1f} s."]
     lines += ["", "Goals comparing two engines use their round-by-round ratio: the median of the per-round ratios, "
               "in brackets the middle half of the rounds; a goal whose middle half straddles its limit is "
-              "*undecided* (`report.paired_ratio`): run again on a quieter machine.", "",
+              "*undecided* (`exov_testing.bench_report.paired_ratio`): run again on a quieter machine.", "",
               "| goal | measured | met | why not, from this run's figures |", "|---|---|---|---|"]
     lines += [f"| {g} | {v} | {_met_text(ok)} | {'' if ok else why_not(g, results)} |" for g, v, ok in goals(results)]
     return "\n".join(lines) + "\n"
