@@ -26,7 +26,7 @@ OTHER_PYTHONS = sorted({*pins.WHEEL_PYTHONS, *pins.INSTALL_PYTHONS} - {PYTHON})
 # broken runs by hand before a release (docs/development.md, "The test command").
 # The Windows loader with the newest release only: its search does not depend on the release (both by hand).
 CI = ["lint", "tooling", "tests", f"windows_loader({pins.OPENVINO_NEWEST})", "windows_repair", "sanitizers",
-      f"aarch64_wheel-{PYTHON}", "sdist", "wheel-3.12"]
+      f"repair_aarch64-{PYTHON}", "sdist", "release_wheel-3.12"]
 
 
 @nox.session(python=False)
@@ -174,12 +174,12 @@ def llm_bench(session: nox.Session) -> None:
 
 
 @nox.session(python=list(pins.WHEEL_PYTHONS), requires=["interpreters_on_path"])
-def aarch64_wheel(session: nox.Session) -> None:
+def repair_aarch64(session: nox.Session) -> None:
     """The Linux aarch64 wheel, cross-built and repaired -> build/aarch64/repaired/<python>/."""
     aarch64.wheel_session(session)
 
 
-@nox.session(python=PYTHON, requires=[f"aarch64_wheel-{aarch64_emulation.PYTHON}", "repair"])
+@nox.session(python=PYTHON, requires=[f"repair_aarch64-{aarch64_emulation.PYTHON}", "repair"])
 def aarch64_emulated(session: nox.Session) -> None:
     """The aarch64 wheel tested under qemu-user in an arm64 Debian root (by hand, as root)."""
     aarch64_emulation.session_steps(session)
@@ -198,15 +198,15 @@ def sdist_install(session: nox.Session) -> None:
 
 
 @nox.session(python=list(pins.WHEEL_PYTHONS), requires=["sdist", "interpreters_on_path"])
-def wheel(session: nox.Session) -> None:
+def release_wheel(session: nox.Session) -> None:
     """This interpreter's release wheel from the sdist, repaired into dist/, ABI and metadata checked."""
-    releases.wheel(session)
+    releases.release_wheel(session)
 
 
 @nox.session(python=list(pins.WHEEL_PYTHONS), requires=["sdist", "interpreters_on_path"])
-def wheel_aarch64(session: nox.Session) -> None:
+def release_wheel_aarch64(session: nox.Session) -> None:
     """This interpreter's aarch64 release wheel, cross-built from the sdist into dist/, checked."""
-    releases.wheel_aarch64(session)
+    releases.release_wheel_aarch64(session)
 
 
 @nox.session(python=PYTHON, requires=["sdist", *releases.WHEEL_SESSIONS, "interpreters_on_path"])
@@ -223,6 +223,6 @@ def index(session: nox.Session) -> None:
 
 @nox.session(python=pins.ABI3_PYTHONS[0], requires=["interpreters_on_path"])
 def tests_abi3(session: nox.Session) -> None:
-    """tests/ on CPython 3.12 with dist/'s cp312-abi3 wheel (run `nox -s wheel-3.12` first)."""
+    """tests/ on CPython 3.12 with dist/'s cp312-abi3 wheel (run `nox -s release_wheel-3.12` first)."""
     releases.tests_abi3(session)
 

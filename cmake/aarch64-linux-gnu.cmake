@@ -1,6 +1,6 @@
 # CMake toolchain file: Linux aarch64 from an x86_64 Debian machine, with
 # Debian's cross compilers (g++-aarch64-linux-gnu) and its multiarch libraries
-# (zlib1g-dev:arm64, found in /usr/lib/aarch64-linux-gnu). `nox -s aarch64_wheel`
+# (zlib1g-dev:arm64, found in /usr/lib/aarch64-linux-gnu). `nox -s repair_aarch64`
 # passes it; ExecuTorch and OpenVINO come from their aarch64 wheels, unpacked,
 # given as EXECUTORCH_PACKAGE_DIR and OPENVINO_PACKAGE_DIR (CMakeLists.txt).
 set(CMAKE_SYSTEM_NAME Linux)

@@ -96,10 +96,9 @@ def cross_build(session: nox.Session, source: Path, out: Path, *, build_dir: str
     cross_toolchain(session)
     session.install(*environments.BUILD_TOOLS, *environments.REPAIR_REQUIREMENTS)
     target = target_packages(session, FOLDER, python, [pins.executorch_requirement(), pins.openvino_requirement()])
-    raw, seconds = wheel_build.pip_wheel(session, source, FOLDER / "raw" / python, build_dir=build_dir,
-                                         env=cross_build_environment(python), cmake_defines=cross_cmake_defines(target))
-    repaired = wheel_build.auditwheel_repair(session, raw, out, "auto",
-                                             wheel_build.exclusions("auditwheel-exclude.txt"), clean=clean)
+    repaired, seconds, _ = wheel_build.repaired_wheel_of(
+        session, source, FOLDER / "raw" / python, out, platform="auto", build_dir=build_dir,
+        env=cross_build_environment(python), cmake_defines=cross_cmake_defines(target), clean=clean)
     if not repaired.name.endswith(f"-{pins.MANYLINUX_AARCH64}.whl"):
         session.error(f"auditwheel tagged {repaired.name}; the aarch64 wheel must be {pins.MANYLINUX_AARCH64}")
     return repaired, seconds

@@ -63,9 +63,8 @@ def build_wheel(session: nox.Session, python: str, found: Mapping[str, str]) -> 
     pip = [interpreter, "-m", "pip", "install", "-q"]
     session.run(*pip, *environments.BUILD_TOOLS, pins.openvino_requirement(), external=True)
     session.run(*pip, "--no-deps", pins.executorch_requirement(), external=True)
-    raw, _ = wheel_build.pip_wheel(session, ROOT, LOCAL_INDEX_WORK / "raw" / python, python=interpreter)
-    return wheel_build.auditwheel_repair(session, raw, LOCAL_INDEX_WORK / "repaired" / python,
-                                         pins.MANYLINUX_X86_64, wheel_build.exclusions("auditwheel-exclude.txt"))
+    return wheel_build.repaired_wheel_of(session, ROOT, LOCAL_INDEX_WORK / "raw" / python,
+                                         LOCAL_INDEX_WORK / "repaired" / python, python=interpreter)[0]
 
 
 def install_check(session: nox.Session, index: Path, wheel: Path) -> dict:

@@ -20,7 +20,8 @@ from orchestration import test_runs, wheel_build
 from orchestration.layout import DIST, RELEASE_BUILD, WHEELHOUSE
 
 PORTABLE_PROGRAM = ROOT / "tests" / "release" / "portable_program.py"
-WHEEL_SESSIONS = [f"{name}-{python}" for name in ("wheel", "wheel_aarch64") for python in pins.WHEEL_PYTHONS]
+WHEEL_SESSIONS = [f"{name}-{python}" for name in ("release_wheel", "release_wheel_aarch64")
+                  for python in pins.WHEEL_PYTHONS]
 
 
 def project_metadata() -> dict:
@@ -87,27 +88,26 @@ def release_sdist(session: nox.Session) -> Path:
     return found[0]
 
 
-def wheel(session: nox.Session) -> None:
+def release_wheel(session: nox.Session) -> None:
     """This interpreter's x86_64 release wheel from the sdist, repaired into dist/ and checked. The build
     environment has executorch without its dependencies (compiling needs no torch)."""
     session.install(*environments.BUILD_TOOLS, pins.openvino_requirement(), *environments.REPAIR_REQUIREMENTS,
                     "twine")
     session.install("--no-deps", pins.executorch_requirement())
     python = environments.python_version(session)
-    raw, build_seconds = wheel_build.pip_wheel(session, release_sdist(session), RELEASE_BUILD / "raw" / python)
-    started = time.perf_counter()
-    repaired = wheel_build.auditwheel_repair(session, raw, DIST, pins.MANYLINUX_X86_64,
-                                             wheel_build.exclusions("auditwheel-exclude.txt"), clean=False)
-    check_wheel(session, repaired, pins.MANYLINUX_X86_64, f"wheel-{python}", {
-        "build_s": round(build_seconds, 1), "repair_s": round(time.perf_counter() - started, 1)})
+    repaired, build_seconds, repair_seconds = wheel_build.repaired_wheel_of(
+        session, release_sdist(session), RELEASE_BUILD / "raw" / python, DIST, clean=False)
+    check_wheel(session, repaired, pins.MANYLINUX_X86_64, f"release_wheel-{python}", {
+        "build_s": round(build_seconds, 1), "repair_s": round(repair_seconds, 1)})
 
 
-def wheel_aarch64(session: nox.Session) -> None:
+def release_wheel_aarch64(session: nox.Session) -> None:
     """This interpreter's aarch64 release wheel, cross-built from the sdist into dist/, with `wheel`'s checks
     (against executorch's aarch64 wheels; Debian's nm reads both architectures)."""
     session.install("twine")
     repaired, seconds = aarch64.cross_build(session, release_sdist(session), DIST, clean=False)
-    check_wheel(session, repaired, pins.MANYLINUX_AARCH64, f"wheel_aarch64-{environments.python_version(session)}",
+    check_wheel(session, repaired, pins.MANYLINUX_AARCH64,
+                f"release_wheel_aarch64-{environments.python_version(session)}",
                 {"build_s": round(seconds, 1), "cross_built": True})
 
 
@@ -166,8 +166,8 @@ def index_and_install(session: nox.Session, found: dict[str, str]) -> None:
     expected, held = expected_artifacts(version), {p.name for p in artifacts}
     if held != expected:
         session.error(f"dist/ lacks {sorted(expected - held)} and should not hold {sorted(held - expected)}: "
-                      "`nox -s release` makes all of them again; `nox --no-dependencies -s wheel-<python>` "
-                      "or `wheel_aarch64-<python>` adds one beside an sdist already there")
+                      "`nox -s release` makes all of them again; `nox --no-dependencies -s release_wheel-<python>` "
+                      "or `release_wheel_aarch64-<python>` adds one beside an sdist already there")
     session.run("twine", "check", "--strict", *map(str, artifacts))
     package_index.write_sha256sums(DIST)
     index = package_index.write_simple_index(DIST, project["name"], project["requires-python"])
@@ -225,7 +225,7 @@ def tests_abi3(session: nox.Session) -> None:
     from build/release/wheelhouse."""
     found = sorted(DIST.glob(f"executorch_openvino-*-cp312-abi3-{pins.MANYLINUX_X86_64}.whl"))
     if not found:
-        session.error("no cp312-abi3 wheel in dist/: run `nox -s wheel-3.12` (or `nox -s release`) first")
+        session.error("no cp312-abi3 wheel in dist/: run `nox -s release_wheel-3.12` (or `nox -s release`) first")
     install_torch(session, environments.python_version(session), "python")
     environments.install_runtime(session, found[-1], pins.OPENVINO_NEWEST, *environments.TEST_REQUIREMENTS)
     test_runs.run_suite(session, found[-1], pins.OPENVINO_NEWEST)

@@ -80,6 +80,21 @@ def auditwheel_repair(session: nox.Session, raw: Path, out: Path, platform: str,
     return written[-1]
 
 
+def repaired_wheel_of(session: nox.Session, source: Path, raw_dir: Path, out: Path, *,
+                      platform: str = pins.MANYLINUX_X86_64, build_dir: str = "", env=None,
+                      cmake_defines: dict | None = None, python: str = "python",
+                      clean: bool = True) -> tuple[Path, float, float]:
+    """How every session that makes a Linux wheel makes it: `pip_wheel` of `source` (the tree or an sdist) with
+    `python`'s build environment into `raw_dir`, then `auditwheel_repair` into `out` for `platform` ("auto" for
+    a cross-built wheel: auditwheel picks the tag) with wheels/auditwheel-exclude.txt. Returns (the repaired
+    wheel, build seconds, repair seconds). Windows wheels are packed and repaired otherwise (windows.py)."""
+    raw, build_seconds = pip_wheel(session, source, raw_dir, build_dir=build_dir, env=env,
+                                   cmake_defines=cmake_defines, python=python)
+    started = time.perf_counter()
+    repaired = auditwheel_repair(session, raw, out, platform, exclusions("auditwheel-exclude.txt"), clean=clean)
+    return repaired, build_seconds, time.perf_counter() - started
+
+
 def fresh_repaired_wheel() -> Path | None:
     """The repaired wheel in build/wheels/repaired/ if it is newer than every source file."""
     return fresh_wheel(layout.REPAIRED_DIR, newest_mtime(ROOT, layout.SOURCES))

@@ -47,5 +47,5 @@ def test_a_nox_command_names_its_session():
 
     assert named("python3 -m pip install 'nox==1' && python3 -m nox -s demo") == "demo"
     assert named('python3 -m nox -s "tests(2026.4.1)" -- -k x') == "tests"
-    assert named("python3 -m nox -s wheel-3.12") == "wheel"
+    assert named("python3 -m nox -s release_wheel-3.12") == "release_wheel"
     assert named("python -m executorch_openvino doctor") is None

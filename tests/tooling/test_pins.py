@@ -66,7 +66,7 @@ def test_the_test_group_pins_the_same_transformers_and_cmake():
 def test_the_release_workflow_uses_the_same_nox_and_interpreters():
     workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())
     assert workflow["env"]["NOX"] == f"nox=={pins.NOX}"
-    for job in ("wheel", "wheel_aarch64"):
+    for job in ("release_wheel", "release_wheel_aarch64"):
         assert workflow["jobs"][job]["strategy"]["matrix"]["python"] == list(pins.WHEEL_PYTHONS), job
     setups = [step["with"]["python-version"] for job in workflow["jobs"].values() for step in job.get("steps", [])
               if "setup-python" in step.get("uses", "") and isinstance(step["with"]["python-version"], str)
