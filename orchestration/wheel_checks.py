@@ -52,14 +52,15 @@ def conformance(session: nox.Session, openvino: str) -> None:
 
 
 def program_fuzz(session: nox.Session) -> None:
-    """Random programs lowered both ways and compared with eager (tools/program_fuzz/run.py's arguments)."""
+    """Random programs lowered both ways and compared with eager (`python -m program_fuzz.run`'s arguments, run
+    from tools/: python/ is not importable there)."""
     out = layout.BUILD / "program_fuzz"
     environments.install_runtime(session, wheel_build.repaired_wheel(session), pins.OPENVINO_NEWEST, "numpy")
     work = out / "work"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    with session.chdir(session.create_tmp()):
-        session.run("python", str(layout.PROGRAM_FUZZ / "run.py"), "--workdir", str(work),
+    with session.chdir(layout.PROGRAM_FUZZ.parent):
+        session.run("python", "-m", "program_fuzz.run", "--workdir", str(work),
                     "--report", str(out / "report.json"), *session.posargs)
 
 

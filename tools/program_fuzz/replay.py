@@ -1,4 +1,5 @@
-"""Replays one saved program: ``python tools/program_fuzz/replay.py FILE [--seed N] [--reproducer]``.
+"""Replays one saved program: ``python -m program_fuzz.replay FILE [--seed N] [--reproducer]``,
+run from ``tools/`` (the package's parent folder: no sys.path edit).
 
 FILE is a regression file (``regressions/*.json``) or a bare spec; ``--seed N``
 replays the generated program of seed N instead. Prints the program's
@@ -14,14 +15,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    __package__ = "program_fuzz"
-
-from program_fuzz.check import PATHS  # noqa: E402
-from program_fuzz.generator import generate  # noqa: E402
-from program_fuzz.pool import Worker  # noqa: E402
-from program_fuzz.spec import module_source, reproducer  # noqa: E402
+from program_fuzz.check import PATHS
+from program_fuzz.generator import generate
+from program_fuzz.pool import Worker
+from program_fuzz.spec import module_source, reproducer
 
 
 def main(argv=None) -> int:

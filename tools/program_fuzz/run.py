@@ -1,8 +1,8 @@
 """The fuzzer's command line: generate, check in worker processes, shrink failures, print a summary.
 
-    python tools/program_fuzz/run.py                      # the fixed CI range (seeds 0..CI_PROGRAMS-1)
-    python tools/program_fuzz/run.py --seconds 1800       # as many programs as fit in 30 minutes
-    python tools/program_fuzz/run.py --programs 50 --seed 1000 --jobs 2
+    cd tools && python -m program_fuzz.run                # the fixed CI range (seeds 0..CI_PROGRAMS-1)
+    cd tools && python -m program_fuzz.run --seconds 1800 # as many programs as fit in 30 minutes
+    cd tools && python -m program_fuzz.run --programs 50 --seed 1000 --jobs 2
 
 (``nox -s program_fuzz -- ARGS`` runs it against the installed, repaired wheel.)
 Exits with status 1 when any program failed. A failure is shrunk (unless
@@ -22,17 +22,13 @@ import threading
 import time
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make `program_fuzz` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    __package__ = "program_fuzz"
-
-from program_fuzz import regressions  # noqa: E402
-from program_fuzz.check import PATHS  # noqa: E402
-from program_fuzz.generator import PATTERNS, GeneratorConfig, generate  # noqa: E402
-from program_fuzz.ops import OPS  # noqa: E402
-from program_fuzz.pool import Worker  # noqa: E402
-from program_fuzz.shrink import shrink, size_of  # noqa: E402
-from program_fuzz.spec import reproducer  # noqa: E402
+from program_fuzz import regressions
+from program_fuzz.check import PATHS
+from program_fuzz.generator import PATTERNS, GeneratorConfig, generate
+from program_fuzz.ops import OPS
+from program_fuzz.pool import Worker
+from program_fuzz.shrink import shrink, size_of
+from program_fuzz.spec import reproducer
 
 # The fixed range CI runs: about 3 minutes on 2 cores (64 programs took 206 s at load 2-4; these 56 took 314 s
 # at load 5-8, while other jobs ran).
