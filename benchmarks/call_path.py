@@ -36,7 +36,7 @@ def measure(workdir: Path, inputs, rounds: int, round_seconds: float) -> dict:
 
     import executorch_openvino as exov
     from executorch.runtime import Runtime
-    from executorch_openvino import processed_blob
+    from executorch_openvino.contract import processed_blob
     from exov_testing.compile_harness import write_first_blob
 
     inputs = [x.contiguous() for x in inputs]

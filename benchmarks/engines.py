@@ -99,7 +99,7 @@ def ir_operation_counts(model) -> collections.Counter:
     if isinstance(model, ov.Model):
         return collections.Counter(op.get_type_name() for op in model.get_ops()
                                    if op.get_type_name() not in ("Parameter", "Result", "Constant"))
-    from executorch_openvino import processed_blob
+    from executorch_openvino.contract import processed_blob
     from executorch_openvino.lowering.preprocess import BACKEND_ID
 
     counts, core = collections.Counter(), ov.Core()  # one Core for every partition

@@ -22,7 +22,7 @@ STEPS, ROUNDS = 24, 3
 
 def partition_ir(pte: Path, folder: Path) -> Path:
     """Writes the first processed blob's IR of `pte` to `folder` / ``<name>.xml`` and ``.bin``; returns the xml."""
-    from executorch_openvino import processed_blob
+    from executorch_openvino.contract import processed_blob
 
     data = pte.read_bytes()
     at = data.find(processed_blob.MAGIC)
@@ -54,7 +54,7 @@ def _feeds(compiled, genai: bool):
     the input that restarts the state, token ids in the 2-D one, each scalar a sequence length)."""
     import numpy as np
 
-    from executorch_openvino.processed_blob import RESTART_STATE_PREFIX
+    from executorch_openvino.contract.processed_blob import RESTART_STATE_PREFIX
 
     def feed(tokens, position):
         count, found = len(tokens), {}

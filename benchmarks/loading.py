@@ -63,7 +63,7 @@ def prepare(name: str, workdir: Path) -> dict:
     from executorch.exir import to_edge_transform_and_lower
 
     import executorch_openvino as exov
-    from executorch_openvino import processed_blob
+    from executorch_openvino.contract import processed_blob
     from executorch_openvino.lowering.preprocess import BACKEND_ID
     from models import make_case
 

@@ -15,9 +15,9 @@ set(EXOV_DELEGATE_DIR "${CMAKE_CURRENT_LIST_DIR}/delegate")  # its headers are t
 include("${CMAKE_CURRENT_LIST_DIR}/../cmake/ProcessedBlobLayout.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/../cmake/CompileSpecKeys.cmake")
 set(EXOV_GENERATED_DIR "${CMAKE_BINARY_DIR}/exov_generated")
-exov_generate_blob_layout("${CMAKE_CURRENT_LIST_DIR}/../python/executorch_openvino/processed_blob_layout.json"
+exov_generate_blob_layout("${CMAKE_CURRENT_LIST_DIR}/../python/executorch_openvino/contract/processed_blob_layout.json"
                           "${EXOV_GENERATED_DIR}")
-exov_generate_compile_spec_keys("${CMAKE_CURRENT_LIST_DIR}/../python/executorch_openvino/compile_specs.json"
+exov_generate_compile_spec_keys("${CMAKE_CURRENT_LIST_DIR}/../python/executorch_openvino/contract/compile_specs.json"
                                 "${EXOV_GENERATED_DIR}")
 set(EXOV_DELEGATE_INCLUDES "${EXOV_DELEGATE_DIR}" "${EXOV_GENERATED_DIR}")
 set(EXOV_RUNNER_DIR "${CMAKE_CURRENT_LIST_DIR}/runner")

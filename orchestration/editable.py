@@ -29,7 +29,7 @@ def copy_sources(source: Path, names: list[str]) -> None:
 
 def edit_python(source: Path, probe: str) -> None:
     """A Python edit of the copy: compile_specs.EDITABLE_PROBE = probe."""
-    with (source / "python" / "executorch_openvino" / "compile_specs.py").open("a") as f:
+    with (source / "python" / "executorch_openvino" / "contract" / "compile_specs.py").open("a") as f:
         f.write(f"\nEDITABLE_PROBE = {probe}  # nox -s editable\n")
 
 

@@ -1,7 +1,7 @@
-// Reads the compile specs that python/executorch_openvino/compile_specs.py wrote.
+// Reads the compile specs that python/executorch_openvino/contract/compile_specs.py wrote.
 //
 // The keys, their defaults and allowed values have one definition,
-// python/executorch_openvino/compile_specs.json, from which the build writes
+// python/executorch_openvino/contract/compile_specs.json, from which the build writes
 // compile_spec_keys.h (the keys the runtime reads: device, inference_precision,
 // performance_hint and program_state; what each means: compile_specs.py). A key given
 // twice: the last value wins, as on the Python side. Unknown keys are ignored so that

@@ -87,7 +87,7 @@ WeightsBytes weights_bytes_alive();
 
 // One successful init as start_init_capture records it: its compile report and
 // the partition's "program_state" compile spec ("" when the program was
-// lowered without it; see python/executorch_openvino/compile_specs.py).
+// lowered without it; see python/executorch_openvino/contract/compile_specs.py).
 struct InitRecord {
   CompileReport report;
   std::string program_state;

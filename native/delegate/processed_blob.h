@@ -1,6 +1,6 @@
-// The processed blob that preprocess (python/executorch_openvino/processed_blob.py)
+// The processed blob that preprocess (python/executorch_openvino/contract/processed_blob.py)
 // writes and the delegate reads at init. Its layout has one definition,
-// python/executorch_openvino/processed_blob_layout.json, from which the build
+// python/executorch_openvino/contract/processed_blob_layout.json, from which the build
 // writes processed_blob_layout.h (the fields' offsets and sizes, the magic, the
 // format version). In short, an 88-byte little-endian header:
 //   magic "EXOVBLOB", format version, payload kind (1 = OpenVINO IR: XML text +

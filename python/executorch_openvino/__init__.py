@@ -24,14 +24,14 @@ def _run_by_python_m() -> bool:
     while frame is not None:
         if frame.f_code.co_name == "_get_module_details" and frame.f_globals.get("__name__") == "runpy":
             return frame.f_locals.get("mod_name") in ("executorch_openvino", "executorch_openvino.__main__",
-                                                      "executorch_openvino.doctor")
+                                                      "executorch_openvino.support.doctor")
         frame = frame.f_back
     return False
 
 
 import_problem: ImportError | None = None
 try:
-    from ._version_check import check_executorch_version
+    from .support.version_check import check_executorch_version
 
     check_executorch_version()
     from . import _native  # type: ignore[attr-defined]  # the extension module; loads and registers the delegate
@@ -186,7 +186,7 @@ def __getattr__(name):
     # executorch.exir's first import (torchao's).
     if name not in _LAZY_NAMES:
         raise AttributeError(f"module 'executorch_openvino' has no attribute {name!r}")
-    from .quiet import quiet_dependencies
+    from .support.quiet import quiet_dependencies
 
     with quiet_dependencies():
         return _lazy_attribute(name)
@@ -210,7 +210,7 @@ def _lazy_attribute(name):
 
         return getattr(lifecycle, name)
     if name == "OpenVINOBackendConfig":
-        from .backend_config import OpenVINOBackendConfig
+        from .contract.backend_config import OpenVINOBackendConfig
 
         return OpenVINOBackendConfig
     if name == "quantize":  # quantization.py imports nncf only when called
@@ -218,7 +218,7 @@ def _lazy_attribute(name):
 
         return quantize
     if name == "runtime_precisions":
-        from .compiled_layers import runtime_precisions
+        from .support.compiled_layers import runtime_precisions
 
         return runtime_precisions
     if name in _LLM_NAMES:  # language models: transformers is imported when called

@@ -48,10 +48,10 @@ def main(argv: list[str]) -> int:
     if command != "doctor" or sum(not a.startswith("-") for a in argv[1:]) > 1:
         print(USAGE, file=sys.stderr)
         return 2
-    from .quiet import hide_known_noise
+    from .support.quiet import hide_known_noise
 
     hide_known_noise()
-    from .doctor import main as doctor
+    from .support.doctor import main as doctor
 
     return doctor(argv[1:])
 

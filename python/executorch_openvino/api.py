@@ -17,11 +17,11 @@ from typing import NoReturn
 
 import torch
 
-from . import progress as progress_lines
+from .support import progress as progress_lines
 from .lowering.conversion import require_openvino_package
 from .lowering.partitioner import OpenVINOPartitioner
 from .lowering.passes import run_before_emission
-from .quiet import quiet_dependencies
+from .support.quiet import quiet_dependencies
 from .runtime.loaded_method import OpenVINOMethod, load_method
 from .runtime.foreign_backends import EXECUTORCH_OWN_OPENVINO_BACKEND
 from .runtime.method_inputs import contiguous
@@ -45,14 +45,14 @@ def lower(module, example_inputs: tuple | None = None, *, device: str = "CPU",
     static-cache wrapper reaches its cache buffers through two paths that non-strict export turns into
     duplicated inputs. ``weight_compression`` (``"int8"``, ``"int4"``), ``weight_group_size`` and
     ``weight_ratio``: NNCF weight-only compression of the delegated weights
-    (:mod:`executorch_openvino.compile_specs`). ``constant_methods``: ``{name: value}`` methods returning
+    (:mod:`executorch_openvino.contract.compile_specs`). ``constant_methods``: ``{name: value}`` methods returning
     constants, written into the program (ExecuTorch's LLM runners read ``get_max_seq_len`` and others).
     ``verbose=True`` prints :meth:`DelegationSummary.report` to stderr: how many operators went to OpenVINO
     and, per operator, why the others stay on ExecuTorch. Other libraries' known harmless messages are
-    not shown meanwhile (:mod:`executorch_openvino.quiet`); this package's warnings are. ``progress``: stage
+    not shown meanwhile (:mod:`executorch_openvino.support.quiet`); this package's warnings are. ``progress``: stage
     lines on stderr with the seconds since the start (exporting, partitioning, converting each partition,
     writing): ``None`` (default) when stderr is a terminal, ``True`` always, ``False`` never
-    (:mod:`executorch_openvino.progress`).
+    (:mod:`executorch_openvino.support.progress`).
 
     Raises ``ModuleNotFoundError`` naming the pip command when OpenVINO's Python package is not installed
     (lowering needs it; running a ``.pte`` does not), ``ValueError`` for bad compile specs before exporting
@@ -104,7 +104,7 @@ def _warn_about_unbounded_sizes(exported) -> None:
     (2, 5) example with ``Dim("b")`` refused a batch of 3 at run time)."""
     import warnings
 
-    from .input_spec import finite_bound
+    from .contract.input_spec import finite_bound
 
     unbounded = {symbol for symbol, bounds in exported.range_constraints.items() if finite_bound(bounds.upper) is None}
     if not unbounded:

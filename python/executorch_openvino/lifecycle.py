@@ -36,10 +36,10 @@ import copy
 import torch
 from torch.utils import _pytree as pytree
 
-from .backend_config import OpenVINOBackendConfig
-from .compile_specs import check_option
-from .quiet import quiet_dependencies
-from .input_spec import arrange_inputs, check_recorded_inputs, dumps_structure, loads_structure, record_inputs
+from .contract.backend_config import OpenVINOBackendConfig
+from .contract.compile_specs import check_option
+from .support.quiet import quiet_dependencies
+from .contract.input_spec import arrange_inputs, check_recorded_inputs, dumps_structure, loads_structure, record_inputs
 
 CHECKPOINT_TYPE = "executorch_openvino.OpenVINOBackend"
 CHECKPOINT_FORMAT = 1
@@ -288,7 +288,7 @@ class OpenVINOBackend:
         Returns the outputs in the module's output structure (tensors, nested
         tuples, lists, dicts, and dataclasses registered with
         ``torch.export.register_dataclass``). Inputs are checked first against
-        what was built (:func:`executorch_openvino.input_spec.arrange_inputs`:
+        what was built (:func:`executorch_openvino.contract.input_spec.arrange_inputs`:
         ``TypeError``/``ValueError`` naming the argument). Works in ACTIVE and
         DEPLOYED; one call at a time per backend (ExecuTorch's planned memory is shared).
         """
@@ -319,7 +319,7 @@ class OpenVINOBackend:
         (``package.module.Class``), ``program_path`` and ``program_sha256``,
         ``exported_program_path`` and ``exported_program_sha256`` (``None``
         when torch.export could not save the program), ``inputs`` (the input
-        specification, :func:`executorch_openvino.input_spec.record_inputs`),
+        specification, :func:`executorch_openvino.contract.input_spec.record_inputs`),
         ``program_outputs`` (per value the program returns: ``None`` for the
         module's next output, or the index of the input it changes in place)
         and ``outputs`` (the output structure, ``treespec_dumps``).

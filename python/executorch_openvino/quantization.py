@@ -22,7 +22,7 @@ from collections.abc import Iterable
 
 import torch
 
-from .nncf_library import INSTALL_HINT, NNCF_FOR_OPENVINO, import_nncf
+from .support.nncf_library import INSTALL_HINT, NNCF_FOR_OPENVINO, import_nncf
 
 # NNCF's QuantizationPreset names: "performance" quantizes activations and
 # weights symmetrically; "mixed" makes activations asymmetric (better where

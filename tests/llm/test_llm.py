@@ -72,7 +72,7 @@ def _partition_model(pte: bytes):
     import numpy as np
     import openvino as ov
 
-    from executorch_openvino.processed_blob import unpack
+    from executorch_openvino.contract.processed_blob import unpack
 
     (blob,) = _delegate_blobs(pte)
     ir = unpack(blob)
@@ -193,7 +193,7 @@ def test_executorch_lowering_path_and_undelegated_cache_update(model, eager, ski
 
 def test_int4_weights_stay_compressed_and_close(model, eager, f32_program):
     pytest.importorskip("nncf", reason="the quantize extra (pip install 'executorch-openvino[quantize]')")
-    from executorch_openvino.processed_blob import read_header
+    from executorch_openvino.contract.processed_blob import read_header
 
     # 64-wide rows: groups of 32 values per scale.
     program = exov.export_llm(model, max_context_len=CONTEXT, weights="int4", group_size=32)
@@ -208,7 +208,7 @@ def test_int4_weights_stay_compressed_and_close(model, eager, f32_program):
 
 
 def _delegate_blobs(pte: bytes) -> list:
-    from executorch_openvino.processed_blob import MAGIC, read_header
+    from executorch_openvino.contract.processed_blob import MAGIC, read_header
 
     blobs, at = [], pte.find(MAGIC)
     while at >= 0:

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import executorch_openvino as exov
-from executorch_openvino import processed_blob
+from executorch_openvino.contract import processed_blob
 from exov_testing.gguf_files import write_gguf
 
 gguf = pytest.importorskip("gguf")

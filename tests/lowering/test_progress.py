@@ -1,5 +1,5 @@
 """Stage lines of a lowering: on a terminal by default, never when asked not to, not in a pipe unless asked;
-a nested call adds to the outer lines (executorch_openvino.progress)."""
+a nested call adds to the outer lines (executorch_openvino.support.progress)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import textwrap
 import pytest
 import torch
 
-from executorch_openvino import progress
+from executorch_openvino.support import progress
 
 pytestmark = [pytest.mark.own_runtime]
 

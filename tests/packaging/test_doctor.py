@@ -152,7 +152,7 @@ def test_unknown_command_prints_usage(tmp_path):
 def test_wrong_cpu_results_fail_the_check_with_the_error_and_the_fix(monkeypatch):
     # A stand-in for a CPU plugin that computes wrongly (measured: 512-bit SVE under qemu): every output + 1.
     import executorch_openvino as exov
-    from executorch_openvino import doctor
+    from executorch_openvino.support import doctor
 
     real = exov.load_method
 

@@ -17,8 +17,8 @@ import warnings
 import pytest
 import torch
 
-from executorch_openvino import quiet
-from executorch_openvino.quiet import hide_known_noise, quiet_dependencies
+from executorch_openvino.support import quiet
+from executorch_openvino.support.quiet import hide_known_noise, quiet_dependencies
 
 from exov_testing.environment import run_python_json
 
@@ -159,7 +159,7 @@ def test_the_side_effects_filter_matches_strict_export_of_a_transformers_decoder
     pytest.importorskip("transformers")
     from contextlib import nullcontext
 
-    from executorch_openvino import quiet as quiet_module
+    from executorch_openvino.support import quiet as quiet_module
     from executorch_openvino.llm.export import export_decoder
     from exov_testing.llm_models import tiny_llama
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from executorch_openvino.backend_config import OpenVINOBackendConfig
+from executorch_openvino.contract.backend_config import OpenVINOBackendConfig
 
 pytestmark = [pytest.mark.own_runtime]
 
@@ -94,7 +94,7 @@ def test_key_is_stable_across_processes_and_distinguishes_configs():
     # A golden value: the key of the default config must not change between processes, Python versions
     # or releases of this package (JSON with sorted keys, SHA-256; no salted hash()).
     assert OpenVINOBackendConfig().key() == GOLDEN_DEFAULT_KEY
-    code = ("from executorch_openvino.backend_config import OpenVINOBackendConfig as C; "
+    code = ("from executorch_openvino.contract.backend_config import OpenVINOBackendConfig as C; "
             "print(C(device='GPU', performance_hint='THROUGHPUT').key())")
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                            env={**os.environ, "PYTHONHASHSEED": "12345"}, check=True).stdout.split()[-1]

@@ -211,7 +211,7 @@ def test_spinning_is_judged_from_the_environment_libgomp_read(tmp_path, environm
 
 
 def test_the_doctor_warns_of_spinning_openmp_threads():
-    from executorch_openvino import doctor
+    from executorch_openvino.support import doctor
 
     check, problem = doctor._openmp_check(exov), exov._native.spinning_openmp_threads_problem()
     assert check.ok and check.warn == bool(problem)

@@ -85,7 +85,7 @@ def test_an_ir_this_openvino_cannot_read_names_both_releases():
     """An operation set this OpenVINO does not know stands for an IR from a newer release."""
     import executorch_openvino as exov
     from exov_testing.programs import resealed
-    from executorch_openvino.processed_blob import LOWERED_WITH_KEY
+    from executorch_openvino.contract.processed_blob import LOWERED_WITH_KEY
 
     pte, _ = lower(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU()).eval(), (torch.randn(1, 4),))
     recorded = f'<{LOWERED_WITH_KEY} value="'.encode()
@@ -107,7 +107,7 @@ def test_an_ir_this_openvino_cannot_read_names_both_releases():
 def test_an_unreadable_ir_without_a_recorded_release_says_so():
     import executorch_openvino as exov
     from exov_testing.programs import resealed
-    from executorch_openvino.processed_blob import LOWERED_WITH_KEY
+    from executorch_openvino.contract.processed_blob import LOWERED_WITH_KEY
 
     pte, _ = lower(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU()).eval(), (torch.randn(1, 4),))
     # Same lengths, so every offset in the blob stays valid.

@@ -13,7 +13,7 @@ import torch
 
 import executorch_openvino as exov
 from exov_testing.programs import assert_matches_eager, eager, lower, run
-from executorch_openvino import processed_blob
+from executorch_openvino.contract import processed_blob
 
 pytestmark = [pytest.mark.own_runtime, pytest.mark.native]
 

@@ -138,7 +138,7 @@ def check_editable(mode: str, source: Path, probe: int | None) -> None:
 
     if probe is not None:
         if mode == "redirect":
-            from executorch_openvino import compile_specs
+            from executorch_openvino.contract import compile_specs
             assert getattr(compile_specs, "EDITABLE_PROBE", None) == probe, "a Python edit did not take effect"
         else:
             assert getattr(_native, "EDITABLE_PROBE", None) == probe, \

@@ -1,5 +1,5 @@
 """What the lowering and the runtime share has one definition each: the processed blob's layout
-(python/executorch_openvino/processed_blob_layout.json) and the compile specs' keys (compile_specs.json there).
+(python/executorch_openvino/contract/processed_blob_layout.json) and the compile specs' keys (compile_specs.json there).
 The build writes the delegate's processed_blob_layout.h and compile_spec_keys.h from them (cmake/, run here in
 CMake's script mode), the Python modules read them, and no C++ source spells what they define."""
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = ROOT / "python" / "executorch_openvino"
+PACKAGE = ROOT / "python" / "executorch_openvino" / "contract"
 LAYOUT = PACKAGE / "processed_blob_layout.json"
 SPECS = PACKAGE / "compile_specs.json"
 CMAKE = shutil.which("cmake")

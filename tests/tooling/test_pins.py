@@ -42,7 +42,7 @@ def test_the_supported_range_holds_every_tested_release():
 
 
 def test_the_package_names_the_same_nncf_for_each_openvino():
-    table = _constant(ROOT / "python" / "executorch_openvino" / "nncf_library.py", "NNCF_FOR_OPENVINO")
+    table = _constant(ROOT / "python" / "executorch_openvino" / "support" / "nncf_library.py", "NNCF_FOR_OPENVINO")
     assert table == {".".join(ov.split(".")[:2]): nncf for ov, nncf in pins.NNCF_FOR_OPENVINO.items()}
     assert set(pins.NNCF_FOR_OPENVINO) == set(pins.OPENVINO_RELEASES)
 
@@ -86,7 +86,7 @@ def test_the_readme_states_the_pinned_versions():
     for stated in (f"torch=={pins.TORCH}", f"executorch=={pins.EXECUTORCH}", f"torch=={torch_minor}.*",
                    f"openvino{pins.OPENVINO_REQUIREMENT}", " and ".join(pins.OPENVINO_RELEASES)):
         assert stated in readme, stated
-    assert f"openvino{pins.OPENVINO_REQUIREMENT}" in (ROOT / "python" / "executorch_openvino" / "doctor.py").read_text()
+    assert f"openvino{pins.OPENVINO_REQUIREMENT}" in (ROOT / "python" / "executorch_openvino" / "support" / "doctor.py").read_text()
 
 
 def test_the_docs_install_the_pinned_torch_from_the_cpu_index():

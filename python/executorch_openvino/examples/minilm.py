@@ -99,7 +99,7 @@ def main(argv=None) -> int:
     parser.add_argument("--summary", type=Path, help="also write the printed figures to this JSON file")
     args = parser.parse_args(argv)
 
-    from executorch_openvino.quiet import hide_known_noise
+    from executorch_openvino.support.quiet import hide_known_noise
 
     hide_known_noise()
     import executorch_openvino as exov

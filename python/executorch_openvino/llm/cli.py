@@ -32,7 +32,7 @@ def export_llm_main(argv: list[str]) -> int:
     if not folder.is_dir():  # before minutes of export, not after
         print(f"error: --out {args.out!r}: no folder {str(folder)!r} to write it in", file=sys.stderr)
         return 1
-    from ..quiet import hide_known_noise
+    from ..support.quiet import hide_known_noise
 
     hide_known_noise()
     from .export import export_llm
@@ -62,7 +62,7 @@ def generate_main(argv: list[str]) -> int:
     if not Path(args.pte).is_file():
         print(f"error: no .pte at {args.pte!r}", file=sys.stderr)
         return 1
-    from ..quiet import hide_known_noise
+    from ..support.quiet import hide_known_noise
 
     hide_known_noise()
     from .generation import generate

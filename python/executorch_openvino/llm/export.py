@@ -25,7 +25,7 @@ from pathlib import Path
 
 import torch
 
-from .. import progress as progress_lines
+from ..support import progress as progress_lines
 
 WEIGHTS = ("f32", "int8", "int4", "gguf")
 
@@ -125,7 +125,7 @@ def export_decoder(model, max_context_len: int = 512, *, strict: bool = True, al
     tokens = torch.export.Dim("tokens", min=1, max=max_context_len)
     length = min(3, max_context_len)  # an example within the dynamic length's range (2 for a context of 2)
     example = {"input_ids": torch.arange(1, length + 1).unsqueeze(0), "cache_position": torch.arange(length)}
-    from ..quiet import quiet_dependencies
+    from ..support.quiet import quiet_dependencies
 
     with torch.no_grad(), quiet_dependencies():  # strict export's warning about transformers' globals
         exported = torch.export.export(module, (), example, strict=strict,
@@ -156,7 +156,7 @@ def export_llm(model, *, max_context_len: int = 512, weights: str | None = None,
     `max_context_len`: positions of the KV cache (prompt and generated tokens together); its memory is
     ``2 * layers * kv_heads * head_dim * max_context_len * 4`` bytes. `weights`: ``"f32"`` (as the model
     has them), ``"int8"`` or ``"int4"``, NNCF weight-only compression of OpenVINO's weights
-    (``group_size``, ``ratio``: :mod:`executorch_openvino.compile_specs`, ``weight_compression``), or
+    (``group_size``, ``ratio``: :mod:`executorch_openvino.contract.compile_specs`, ``weight_compression``), or
     ``"gguf"`` for a ``.gguf`` `model`: its own ``Q4_0``/``Q4_1``/``Q8_0`` blocks (compile spec
     ``gguf_weights``; weights of other types get NNCF's int8, with a warning). Default: ``"gguf"`` for a
     ``.gguf`` file, else ``"f32"``.

@@ -8,7 +8,7 @@ In pipeline order:
   :mod:`.integer_ranges` for integer results OpenVINO computes in float32.
 - :mod:`.preprocess`: ExecuTorch's ``BackendDetails`` (backend id ``ExecutorchOpenvinoBackend``):
   each tagged partition through :mod:`.conversion` (OpenVINO's PyTorch frontend, after the passes
-  of stage 3) into a processed blob (:mod:`executorch_openvino.processed_blob`).
+  of stage 3) into a processed blob (:mod:`executorch_openvino.contract.processed_blob`).
 - :mod:`.ops`: the operation names and tables they share (a leaf).
 
 Everything here imports torch and executorch; OpenVINO's Python package only where a partition is

@@ -25,7 +25,7 @@ call starting at position ``p`` masks the entries at ``p`` or later (a rewind: E
 ``generate(start_position=)``) and appends its own. A call whose start leaves a gap (the cache holds fewer
 than ``p`` positions) is refused by a check output, since the static cache would have attended to slots
 never written. A call at position 0 starts a new sequence: the delegate gives the method a new infer
-request, and so an empty cache, when the partition input that :data:`~executorch_openvino.processed_blob.
+request, and so an empty cache, when the partition input that :data:`~executorch_openvino.contract.processed_blob.
 RESTART_STATE_PREFIX` names starts with 0 (``native/delegate/partition_executor.cpp``).
 """
 
@@ -409,7 +409,7 @@ def finish(model, cached: CachedAttention, variables: dict, restart: int, exact:
     import openvino as ov
     from openvino import opset13
 
-    from ..processed_blob import RESTART_STATE_PREFIX
+    from ..contract.processed_blob import RESTART_STATE_PREFIX
 
     caches = {variables[name] for name in cached.caches}
     reads = [op for op in model.get_ordered_ops() if op.get_type_name() == "ReadValue"]

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import torch
 
-from .. import progress
-from ..processed_blob import INDEX_CHECK_PREFIX, LOWERED_WITH_KEY, SIZES_CHECK_MARK, STATE_CHECK_MARK, OpenVINOIr
+from ..support import progress
+from ..contract.processed_blob import (INDEX_CHECK_PREFIX, LOWERED_WITH_KEY, SIZES_CHECK_MARK, STATE_CHECK_MARK,
+                                       OpenVINOIr)
 from . import cached_attention, compile_crash_guards, model_state
 from .ops import TORCH_TO_OPENVINO
 from .passes import embedding_bags, index_checks, max_embedding_bags, returned_copies, run_before_conversion
@@ -156,7 +157,7 @@ def size_range(program, size):
     partitioning), and 3 for ``m + 1`` whose ``m`` was raised from 1 to 2, which takes 2 (a test's case)."""
     import openvino as ov
 
-    from ..input_spec import finite_bound
+    from ..contract.input_spec import finite_bound
 
     if isinstance(size, int):
         return ov.Dimension(size)

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import progress
+from ..support import progress
 
 BLOCK = 32
 # GGML type name -> bytes per block of 32 values.

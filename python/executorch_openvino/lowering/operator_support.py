@@ -40,7 +40,7 @@ import functools
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-from ..input_spec import finite_bound
+from ..contract.input_spec import finite_bound
 from .integer_ranges import FLOAT32_EXACT, within
 from .kept_operations import kept_names
 from .ops import CASTS, DIM_ORDER_OPS, TORCH_TO_OPENVINO, is_bare_copy, op_name, result_read, tensors_of

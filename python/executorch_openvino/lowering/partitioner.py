@@ -12,9 +12,9 @@ from executorch.exir.backend.partitioner import DelegationSpec, Partitioner, Par
 from executorch.exir.backend.utils import tag_constant_data
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
-from .. import progress
-from ..quiet import quiet_dependencies
-from ..compile_specs import input_ranges_spec, make_compile_specs, program_state_spec, resolve_options
+from ..support import progress
+from ..support.quiet import quiet_dependencies
+from ..contract.compile_specs import input_ranges_spec, make_compile_specs, program_state_spec, resolve_options
 from .conversion import require_openvino_package
 from .integer_ranges import integer_ranges
 from .kept_operations import ops_to_not_decompose
@@ -46,14 +46,14 @@ class OpenVINOPartitioner(Partitioner):
     ``device``, ``inference_precision``, ``numerics``, ``performance_hint``, the weight compression
     (``weight_compression`` ``"int8"``/``"int4"``, ``weight_group_size``, ``weight_ratio``) and ``gguf_weights``
     (the ``.gguf`` file the weights were read from, for its own quantized blocks) become compile specs
-    (see :mod:`executorch_openvino.compile_specs`). Alternatively give the compile specs themselves, a list of
+    (see :mod:`executorch_openvino.contract.compile_specs`). Alternatively give the compile specs themselves, a list of
     ``executorch.exir.backend.compile_spec_schema.CompileSpec``, as ``compile_specs=`` or in the form of
     executorch's own ``executorch.backends.openvino.partitioner.OpenvinoPartitioner``:
     ``OpenvinoPartitioner(compile_spec, op_types_to_skip=None, op_names_to_skip=None)``, where a list first
     makes the next two positional arguments the skip sets, as there, and ``compile_spec=`` is accepted too.
     ``input_ranges``: ``{input name: (low, high)}``, integer inputs whose values you promise stay in the
     range (checked on every call); integer arithmetic on them can then be delegated with
-    ``numerics="exact"`` (:mod:`executorch_openvino.compile_specs`).
+    ``numerics="exact"`` (:mod:`executorch_openvino.contract.compile_specs`).
     ``op_types_to_skip`` (operator names such as ``"aten.add.Tensor"``, what ``node.target.__name__`` gives)
     and ``op_names_to_skip`` (graph node names such as ``"aten_add_tensor"``) stay on ExecuTorch's CPU
     kernels, as upstream's do.

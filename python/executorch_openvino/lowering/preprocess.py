@@ -12,9 +12,10 @@ import warnings
 import torch
 from executorch.exir.backend.backend_details import BackendDetails, PreprocessResult
 
-from .. import processed_blob, progress
-from ..compile_specs import resolve_options
-from ..quiet import quiet_dependencies
+from ..contract import processed_blob
+from ..support import progress
+from ..contract.compile_specs import resolve_options
+from ..support.quiet import quiet_dependencies
 from .conversion import convert_partition, require_openvino_package
 from .ops import count_operators
 from .gguf_weights import BLOCK as GGUF_BLOCK

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import progress
+from ..support import progress
 
 
 def keep_float_activations(model) -> None:
@@ -72,7 +72,7 @@ def _compress(model, mode: str, group_size: int, ratio: float, gguf_file: str):
         kept = replacement.minimum_matmuls
     if not mode:
         return model
-    from ..nncf_library import import_nncf
+    from ..support.nncf_library import import_nncf
 
     nncf = import_nncf("weight_compression (int8/int4 weights)")
     progress.stage(f"compressing weights to {mode} with NNCF")

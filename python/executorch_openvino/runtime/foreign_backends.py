@@ -52,7 +52,7 @@ def check_method_backends(program: bytes | str, method: str, signatures: dict | 
         raise RuntimeError(message)
     if not any(b == EXECUTORCH_OWN_OPENVINO_BACKEND for b, _ in backends):
         return False
-    from ..quiet import quiet_dependencies
+    from ..support.quiet import quiet_dependencies
 
     with quiet_dependencies():  # executorch.runtime's first import imports torchao
         import executorch.runtime  # noqa: F401

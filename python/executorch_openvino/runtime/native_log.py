@@ -4,7 +4,7 @@ executorch 1.5.1's pybindings print ExecuTorch's log (``[file:line] message``) t
 each of their calls (pybind11's ``scoped_estream_redirect`` looks ``sys.stderr`` up when a call starts). Inside
 :func:`executorch_log` the calling thread's lines go through a filter installed as ``sys.stderr``:
 
-- :data:`executorch_openvino.quiet.EXECUTORCH_LOG_LINES` (ExecuTorch's thread pool sizing), and what this
+- :data:`executorch_openvino.support.quiet.EXECUTORCH_LOG_LINES` (ExecuTorch's thread pool sizing), and what this
   package's own look at the method's inputs makes ExecuTorch log, are dropped;
 - the lines ExecuTorch logs when it refuses a call's inputs (:data:`INPUT_REFUSALS`) are held until the block
   ends, then dropped if the block raised this package's explanation of the refusal (:meth:`Call.explained`),
@@ -30,7 +30,7 @@ import re
 import sys
 import threading
 
-from ..quiet import is_known_log_line
+from ..support.quiet import is_known_log_line
 
 BACKEND_ID = "ExecutorchOpenvinoBackend"
 

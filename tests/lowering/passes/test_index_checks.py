@@ -150,7 +150,7 @@ def _check_outputs(pte: bytes, folder) -> list:
     import openvino as ov
 
     from exov_testing.compile_harness import write_first_blob
-    from executorch_openvino import processed_blob
+    from executorch_openvino.contract import processed_blob
 
     ir = processed_blob.unpack(write_first_blob(pte, folder / "first.blob").read_bytes())
     model = ov.Core().read_model(ir.xml, ov.Tensor(np.frombuffer(ir.weights, np.uint8).copy()))

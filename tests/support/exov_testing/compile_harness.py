@@ -72,7 +72,7 @@ def write_first_blob(pte: bytes, path: Path) -> Path:
     """Writes the first processed blob in the `.pte` bytes `pte` to `path` (the programs read one from a file)."""
     import struct
 
-    from executorch_openvino import processed_blob
+    from executorch_openvino.contract import processed_blob
 
     at = pte.find(processed_blob.MAGIC)
     assert at >= 0, "the program holds no processed blob of this delegate"

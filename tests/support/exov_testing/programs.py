@@ -100,7 +100,7 @@ def resealed(pte: bytes) -> bytes:
     """`pte` with each processed blob's checksum recomputed, after a test changed its bytes on purpose."""
     import struct
 
-    from executorch_openvino import processed_blob
+    from executorch_openvino.contract import processed_blob
 
     out = bytearray(pte)
     at = out.find(processed_blob.MAGIC)
@@ -125,7 +125,7 @@ def partition_models(program) -> list:
     import numpy as np
     import openvino as ov
 
-    from executorch_openvino import processed_blob
+    from executorch_openvino.contract import processed_blob
     from executorch_openvino.lowering.preprocess import BACKEND_ID
 
     core, models = ov.Core(), []

@@ -8,7 +8,7 @@ and tensor ``index`` of a partition gets a check (``gather`` needs none: OpenVIN
 fails the inference itself for an index outside ``[-n, n)``), computed by OpenVINO in the
 same inference: a 0-d bool that is true when any index is out of range,
 returned as an extra output after the partition's own. The tensor name of
-that output starts with :data:`~executorch_openvino.processed_blob.INDEX_CHECK_PREFIX`
+that output starts with :data:`~executorch_openvino.contract.processed_blob.INDEX_CHECK_PREFIX`
 and carries the message; the delegate keeps these outputs from ExecuTorch and
 fails the call, with the message, when one is true (``native/delegate/partition_executor.cpp``).
 

@@ -133,7 +133,7 @@ def _registration_check(package) -> Check:
     try:
         from executorch.runtime import Runtime
 
-        from .runtime.foreign_backends import EXECUTORCH_OWN_OPENVINO_BACKEND, own_openvino_backend_problem
+        from ..runtime.foreign_backends import EXECUTORCH_OWN_OPENVINO_BACKEND, own_openvino_backend_problem
 
         names = list(Runtime.get().backend_registry.registered_backend_names)
         detail.append(f"executorch.runtime sees: {', '.join(names)}")
@@ -185,7 +185,7 @@ def _without_restated_log(load):
     import os
     import tempfile
 
-    from .runtime.native_log import restated_by
+    from ..runtime.native_log import restated_by
 
     sys.stderr.flush()
     saved = os.dup(2)
@@ -273,8 +273,8 @@ def _program_check(program: str) -> Check:
     """The backends each method of the .pte `program` uses, and whether each can run here."""
     from executorch.runtime import Runtime  # registers executorch's own backends, as running would
 
-    from . import _native
-    from .runtime.foreign_backends import check_method_backends, own_openvino_backend_problem
+    from .. import _native
+    from ..runtime.foreign_backends import check_method_backends, own_openvino_backend_problem
 
     Runtime.get()
     try:

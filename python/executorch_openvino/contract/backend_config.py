@@ -35,7 +35,7 @@ class OpenVINOBackendConfig:
         ``INFERENCE_PRECISION_HINT``: ``"f32"``, ``"f16"``, ``"bf16"`` or ``""``
         (default). ``""`` means f32 on CPU (and on ``AUTO`` or device lists
         naming CPU), where OpenVINO's own default would be bf16 or f16
-        (:mod:`executorch_openvino.compile_specs`), and the device's default elsewhere.
+        (:mod:`executorch_openvino.contract.compile_specs`), and the device's default elsewhere.
     ``performance_hint``
         OpenVINO's ``PERFORMANCE_HINT``: ``"LATENCY"`` (default; OpenVINO
         2025.4/2026.4's CPU default too), ``"THROUGHPUT"``,

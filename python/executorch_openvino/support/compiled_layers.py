@@ -27,9 +27,9 @@ def runtime_precisions(program, method: str = "forward") -> list[collections.Cou
     import numpy as np
     import openvino as ov
 
-    from . import processed_blob
-    from .compile_specs import openvino_properties, resolve_options
-    from .lowering.preprocess import BACKEND_ID
+    from ..contract import processed_blob
+    from ..contract.compile_specs import openvino_properties, resolve_options
+    from ..lowering.preprocess import BACKEND_ID
 
     graph_module = program.exported_program(method).graph_module
     core = ov.Core()
