@@ -221,6 +221,10 @@ def _lazy_attribute(name):
         from .support.compiled_layers import runtime_precisions
 
         return runtime_precisions
+    if name == "hide_known_noise":  # other libraries' known messages, hidden for the rest of a script
+        from .support.quiet import hide_known_noise
+
+        return hide_known_noise
     if name in _LLM_NAMES:  # language models: transformers is imported when called
         from . import llm
 
@@ -247,7 +251,7 @@ _API_NAMES = ("lower", "load_method", "OpenVINOMethod", "delegation_summary", "D
 _LLM_NAMES = ("export_llm", "generate", "GenerationResult", "LlmProgram")
 _LAZY_NAMES = ("__version__", "OpenVINOPartitioner", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend",
                "ConversionError", "OpenVINOBackend", "BackendState", "BackendStateError", "OpenVINOBackendConfig",
-               "quantize", "runtime_precisions", *_API_NAMES, *_LLM_NAMES)
+               "quantize", "runtime_precisions", "hide_known_noise", *_API_NAMES, *_LLM_NAMES)
 
 
 def __dir__() -> list:
@@ -260,4 +264,5 @@ __all__ = ["BACKEND_ID", "build_info", "OpenVINOPartitioner", "OpenvinoPartition
            "is_registered", "set_library_path", "load_openvino", "library_info", "last_error", "last_compile_report",
            "lower", "load_method", "OpenVINOMethod", "delegation_summary", "DelegationSummary", "NotDelegated",
            "OpenVINOBackend", "OpenVINOBackendConfig", "BackendState", "BackendStateError", "set_cache_dir",
-           "cache_dir", "quantize", "runtime_precisions", "export_llm", "generate", "GenerationResult", "LlmProgram"]
+           "cache_dir", "quantize", "runtime_precisions", "hide_known_noise", "export_llm", "generate",
+           "GenerationResult", "LlmProgram"]
