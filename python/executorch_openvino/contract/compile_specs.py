@@ -148,14 +148,12 @@ class OpenVINOOptions:
 def make_compile_specs(device: str = "CPU", inference_precision: str = "", numerics: str = "exact",
                        performance_hint: str = "", weight_compression: str = "", weight_group_size: int = 128,
                        weight_ratio: float = 1.0, gguf_weights: str = "") -> list:
-    """Builds the ExecuTorch ``CompileSpec`` list for the delegate.
-
-    Raises ``ValueError`` (before anything is converted) for an empty device,
-    a precision outside ``f32``, ``f16``, ``bf16``, ``""``, numerics other
-    than ``exact``/``fast``, a performance hint or a weight compression outside the values compile_specs.json
-    lists, or a ``gguf_weights`` path not ending in ``.gguf``. ``performance_hint``, ``gguf_weights``
-    and the weight compression keys are written only when given, so programs without them load with delegates
-    that predate the keys.
+    """Builds the ExecuTorch ``CompileSpec`` list for the delegate, unchecked: :func:`resolve_options` checks it
+    (the partitioner calls it once, at construction, and raises ``ValueError`` for an empty device, a precision
+    outside ``f32``, ``f16``, ``bf16``, ``""``, numerics other than ``exact``/``fast``, a performance hint or a
+    weight compression outside the values compile_specs.json lists, or a ``gguf_weights`` path not ending in
+    ``.gguf``). ``performance_hint``, ``gguf_weights`` and the weight compression keys are written only when
+    given, so programs without them load with delegates that predate the keys.
     """
     from executorch.exir.backend.compile_spec_schema import CompileSpec
 
@@ -172,7 +170,6 @@ def make_compile_specs(device: str = "CPU", inference_precision: str = "", numer
                   CompileSpec("weight_ratio", str(weight_ratio).encode())]
     if gguf_weights:
         specs.append(CompileSpec("gguf_weights", str(gguf_weights).encode()))
-    resolve_options(specs)
     return specs
 
 
