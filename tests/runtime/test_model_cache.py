@@ -60,6 +60,18 @@ def _ir_files(cache: Path) -> list[Path]:
     return sorted((cache / "ir").iterdir())
 
 
+def _program_files(folder: Path) -> tuple:
+    """(model, inputs, .pte bytes) of a model whose weights OpenVINO reads in place, written to `folder` as
+    model.pte and inputs.pt for another process."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 64)).eval()
+    inputs = (torch.randn(3, 256),)
+    pte, _ = lower(model, inputs)
+    (folder / "model.pte").write_bytes(pte)
+    torch.save(list(inputs), folder / "inputs.pt")
+    return model, inputs, pte
+
+
 def _load_and_run(pte: bytes, inputs: tuple) -> tuple[list, dict]:
     outputs = list(exov.load_method(pte).execute(list(inputs)))
     return outputs, exov.last_compile_report()
@@ -356,12 +368,7 @@ def test_a_cache_file_written_under_a_running_method_fails_its_calls_not_the_pro
     under a running method, the entry ended the process with SIGBUS and the IR's weights changed the answer
     without an error (OpenVINO 2026.4.1, issue 50). A call after that fails with a message instead; a file
     whose mode only changed is fine; the next load compiles what was lost and answers right."""
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 64)).eval()
-    inputs = (torch.randn(3, 256),)
-    pte, _ = lower(model, inputs)
-    (tmp_path / "model.pte").write_bytes(pte)
-    torch.save(list(inputs), tmp_path / "inputs.pt")
+    model, inputs, pte = _program_files(tmp_path)
     pattern = "*/*.blob" if file == "the imported entry" else "ir/*.bin"
     if file == "the imported entry":  # filled by another process: this one's load imports
         exov.load_method(pte)
@@ -401,12 +408,7 @@ def test_a_program_file_cut_short_while_it_loads_fails_the_load_not_the_process(
     ExecuTorch's load_program and load_method, the blob's missing pages ended the process with SIGBUS on their
     first read, with the cache warm (the checksum read them) or not (the checksum and the compile did). The load
     fails with a message that names the file and the fix; the whole file, written again, loads and answers."""
-    torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 64)).eval()
-    inputs = (torch.randn(3, 256),)
-    pte, _ = lower(model, inputs)
-    (tmp_path / "model.pte").write_bytes(pte)
-    torch.save(list(inputs), tmp_path / "inputs.pt")
+    model, inputs, pte = _program_files(tmp_path)
     if warm:
         exov.load_method(pte)
     result = run_python_json(f"""
