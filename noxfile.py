@@ -138,8 +138,9 @@ def program_fuzz(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def sanitizers(session: nox.Session) -> None:
-    """The delegate, pybindings and runner built with ASan and UBSan; the tests marked native under them (`-- -m
-    "runner and not slow"`: the runner's)."""
+    """The delegate, pybindings and runner built with ASan and UBSan, and the tests marked native run under them.
+
+    `-- -m "runner and not slow"` runs the runner's instead."""
     sanitized.session_steps(session)
 
 

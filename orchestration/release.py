@@ -102,7 +102,7 @@ def release_wheel(session: nox.Session) -> None:
 
 
 def release_wheel_aarch64(session: nox.Session) -> None:
-    """This interpreter's aarch64 release wheel, cross-built from the sdist into dist/, with `wheel`'s checks
+    """This interpreter's aarch64 release wheel, cross-built from the sdist into dist/, with `release_wheel`'s checks
     (against executorch's aarch64 wheels; Debian's nm reads both architectures)."""
     session.install("twine")
     repaired, seconds = aarch64.cross_build(session, release_sdist(session), DIST, clean=False)

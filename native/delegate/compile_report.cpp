@@ -1,5 +1,7 @@
 #include "compile_report.h"
 
+#include "compile_spec_keys.h"
+
 #include <mutex>
 
 namespace executorch_openvino {
@@ -29,7 +31,7 @@ bool loaded_from_cache(ov_compiled_model_t* compiled) {
 
 CompileReport compile_report(const RuntimeOptions& options, ov_compiled_model_t* compiled,
                              const std::string& cache_problem) {
-  std::string effective = compiled_property(compiled, "INFERENCE_PRECISION_HINT");
+  std::string effective = compiled_property(compiled, kInferencePrecisionProperty);  // compile_specs.json
   bool from_cache = loaded_from_cache(compiled);
   CompileReport report{options.device,
                        options.inference_precision,
@@ -37,7 +39,7 @@ CompileReport compile_report(const RuntimeOptions& options, ov_compiled_model_t*
                        from_cache,
                        cache_problem,
                        options.performance_hint,
-                       compiled_property(compiled, "PERFORMANCE_HINT"),
+                       compiled_property(compiled, kPerformanceHintProperty),
                        compiled_property(compiled, "NUM_STREAMS"),
                        compiled_property(compiled, "OPTIMAL_NUMBER_OF_INFER_REQUESTS")};
   return report;

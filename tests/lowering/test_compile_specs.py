@@ -153,3 +153,11 @@ def test_int4_options_with_int4_or_at_their_defaults_do_not_warn():
         exov.OpenVINOPartitioner(weight_compression="int4", weight_group_size=64, weight_ratio=0.8)
         exov.OpenVINOPartitioner(weight_group_size=128, weight_ratio=1.0)
         exov.OpenVINOPartitioner(weight_compression="int8", weight_group_size=-1)
+
+
+def test_the_partitioners_option_parameters_are_the_keys_a_user_gives():
+    # The signature's order is the partitioner's own; the keys are compile_specs.json's (issue 52).
+    from executorch_openvino.contract.compile_specs import USER_KEYS
+    from executorch_openvino.lowering.partitioner_arguments import OPTIONS
+
+    assert sorted(OPTIONS) == sorted(key for key in USER_KEYS if key != "input_ranges")

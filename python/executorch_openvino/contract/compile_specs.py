@@ -110,6 +110,11 @@ def _allowed_values(key: str) -> str:
     return f"{', '.join(named[:-1])} and {named[-1]}"
 
 
+def allowed_values(key: str) -> tuple[str, ...]:
+    """The values compile_specs.json allows for ``key`` (``KeyError`` for a key without a list)."""
+    return tuple(_SPECS[key]["values"])
+
+
 def _check_listed(key: str, value: str, what: str) -> None:
     """Raises ``ValueError`` when ``value`` is not among the key's listed values (naming who writes the key, if
     not the user)."""

@@ -13,11 +13,15 @@ from typing import TypeVar, cast
 
 import torch
 
+from ..contract.compile_specs import allowed_values
+
 T = TypeVar("T")
 
 # OpenVINOPartitioner's positional parameters, in order. After a list of compile specs the second and third
 # are executorch's op_types_to_skip and op_names_to_skip, as in its own OpenvinoPartitioner.
 POSITIONAL = ("device", "inference_precision", "compile_specs", "numerics", "performance_hint")
+# The option parameters, in the signature's order: compile_specs.json's keys a user gives but input_ranges (a
+# parameter of its own); tests/lowering/test_compile_specs.py checks the two agree.
 OPTIONS = ("device", "inference_precision", "numerics", "performance_hint", "weight_compression",
            "weight_group_size", "weight_ratio", "gguf_weights")
 
@@ -97,10 +101,11 @@ def upstream_skip_sets(second, third, op_types_to_skip, op_names_to_skip) -> tup
 
 
 def check_option_types(inference_precision, numerics, performance_hint) -> None:
-    for name, value, examples in (("inference_precision", inference_precision, "'f32', 'bf16' or ''"),
-                                  ("numerics", numerics, "'exact' or 'fast'"),
-                                  ("performance_hint", performance_hint, "'LATENCY', 'THROUGHPUT' or ''")):
+    for name, value in (("inference_precision", inference_precision), ("numerics", numerics),
+                        ("performance_hint", performance_hint)):
         if not isinstance(given_value(value), str):
+            listed = [repr(v) for v in allowed_values(name)]
+            examples = ", ".join(listed[:-1]) + " or " + listed[-1]
             raise TypeError(f"{name} is a {type(value).__name__}: it is a str ({examples}); skip sets go by "
                             f"keyword, op_types_to_skip=..., or after a list of compile specs")
 
