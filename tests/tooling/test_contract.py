@@ -85,6 +85,7 @@ def test_the_runtime_gets_the_keys_it_reads_with_their_defaults_and_values(tmp_p
     assert constants["kPerformanceHintProperty"] == '"PERFORMANCE_HINT"'
     module = _compile_specs_module(SPECS, tmp_path / "module")
     options = module.resolve_options([])
+    assert options == module.OpenVINOOptions()  # the dataclass's defaults are the JSON's
     assert module.openvino_properties(options) == {"INFERENCE_PRECISION_HINT": "f32"}  # "" hint: none passed
     may_run_on_cpu = module.may_run_on_cpu
     assert [may_run_on_cpu(d) for d in ("CPU", "AUTO", "HETERO:GPU,CPU", "GPU", "NPU")] == [True] * 3 + [False] * 2

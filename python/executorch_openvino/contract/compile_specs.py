@@ -139,20 +139,24 @@ class OpenVINOOptions:
     ``INFERENCE_PRECISION_HINT`` (``""``: none, OpenVINO's device default).
     """
 
-    device: str = "CPU"
-    inference_precision: str = "f32"
-    numerics: str = "exact"
-    performance_hint: str = ""
-    weight_compression: str = ""
-    weight_group_size: int = 128
-    weight_ratio: float = 1.0
-    gguf_weights: str = ""
+    # compile_specs.json's defaults (the precision: the CPU's, as resolve_options gives it for device "CPU")
+    device: str = DEFAULTS["device"]
+    inference_precision: str = _SPECS["inference_precision"]["default_on_cpu"]
+    numerics: str = DEFAULTS["numerics"]
+    performance_hint: str = DEFAULTS["performance_hint"]
+    weight_compression: str = DEFAULTS["weight_compression"]
+    weight_group_size: int = int(DEFAULTS["weight_group_size"])
+    weight_ratio: float = float(DEFAULTS["weight_ratio"])
+    gguf_weights: str = DEFAULTS["gguf_weights"]
     input_ranges: tuple = ()  # ((name, low, high), ...)
 
 
-def make_compile_specs(device: str = "CPU", inference_precision: str = "", numerics: str = "exact",
-                       performance_hint: str = "", weight_compression: str = "", weight_group_size: int = 128,
-                       weight_ratio: float = 1.0, gguf_weights: str = "") -> list:
+def make_compile_specs(device: str = DEFAULTS["device"], inference_precision: str = DEFAULTS["inference_precision"],
+                       numerics: str = DEFAULTS["numerics"], performance_hint: str = DEFAULTS["performance_hint"],
+                       weight_compression: str = DEFAULTS["weight_compression"],
+                       weight_group_size: int = int(DEFAULTS["weight_group_size"]),
+                       weight_ratio: float = float(DEFAULTS["weight_ratio"]),
+                       gguf_weights: str = DEFAULTS["gguf_weights"]) -> list:
     """Builds the ExecuTorch ``CompileSpec`` list for the delegate, unchecked: :func:`resolve_options` checks it
     (the partitioner calls it once, at construction, and raises ``ValueError`` for an empty device, a precision
     outside ``f32``, ``f16``, ``bf16``, ``""``, numerics other than ``exact``/``fast``, a performance hint or a
