@@ -66,6 +66,8 @@ class Worker:
                     self._proc.wait(timeout=10)
                 except (OSError, subprocess.TimeoutExpired):
                     self._kill()
+            elif not self._proc.stdin.closed:  # a worker that ended (crashed): its pipe is closed here
+                self._proc.stdin.close()
             self._proc = None
         if self._fd is not None:
             os.close(self._fd)
