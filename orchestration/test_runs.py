@@ -8,12 +8,13 @@ test module carries what it should), never by lists of files here.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
 import nox
 
-from orchestration import environments, layout, pins, wheel_build
+from orchestration import ROOT, environments, layout, pins, wheel_build
 
 # The newest OpenVINO release in CI: all but the slow tests, which `nox -s slow_tests` runs by hand, and the
 # native ones, which CI runs once, in the sanitizers session (on the instrumented build, against eager as here).
@@ -64,6 +65,10 @@ def run_suite(session: nox.Session, wheel: Path, openvino: str, markers: str = "
               env: dict | None = None, workers: int = 1) -> None:
     """pytest on tests/ (the `markers` selection) against the installed wheel, from a folder where python/ is not
     importable, in `workers` processes."""
+    if unknown := unknown_markers(session.posargs):
+        # pytest refuses them itself, but under pytest-xdist as an INTERNALERROR naming a "crashed" test
+        session.error(f"unknown marker(s) in -m after `--`: {', '.join(unknown)}; the registered ones are "
+                      f"{', '.join(sorted(registered_markers()))} (pyproject.toml)")
     other = other_openvino_runtime(session, openvino)
     workdir = Path(session.create_tmp())
     env = {
@@ -85,6 +90,24 @@ def run_suite(session: nox.Session, wheel: Path, openvino: str, markers: str = "
 
 
 NOTHING_SELECTED = 5  # pytest's exit code when no test was collected or all were deselected
+# pytest's own markers, which an -m expression may name besides pyproject.toml's
+PYTEST_MARKERS = {"skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings"}
+
+
+def registered_markers() -> set[str]:
+    """The marker names pyproject.toml registers ("name(args): text" lines) and pytest's own."""
+    ini = nox.project.load_toml(ROOT / "pyproject.toml")["tool"]["pytest"]["ini_options"]
+    return {line.split(":", 1)[0].split("(", 1)[0].strip() for line in ini["markers"]} | PYTEST_MARKERS
+
+
+def unknown_markers(arguments: list[str] | tuple[str, ...]) -> list[str]:
+    """The names in the `-m` expressions of pytest `arguments` that are not registered markers, in order."""
+    expressions = [arguments[i + 1] for i, a in enumerate(arguments[:-1]) if a == "-m"]
+    expressions += [a[2:] for a in arguments if a.startswith("-m") and len(a) > 2 and not a.startswith("-m=")]
+    expressions += [a[3:] for a in arguments if a.startswith("-m=")]
+    names = [n for e in expressions for n in re.findall(r"[A-Za-z_]\w*", e) if n not in ("and", "or", "not")]
+    known = registered_markers()
+    return list(dict.fromkeys(n for n in names if n not in known))
 
 
 def nothing_selected_hint(markers: str) -> str:
