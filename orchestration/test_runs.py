@@ -103,8 +103,7 @@ def registered_markers() -> set[str]:
 def unknown_markers(arguments: list[str] | tuple[str, ...]) -> list[str]:
     """The names in the `-m` expressions of pytest `arguments` that are not registered markers, in order."""
     expressions = [arguments[i + 1] for i, a in enumerate(arguments[:-1]) if a == "-m"]
-    expressions += [a[2:] for a in arguments if a.startswith("-m") and len(a) > 2 and not a.startswith("-m=")]
-    expressions += [a[3:] for a in arguments if a.startswith("-m=")]
+    expressions += [a[2:] for a in arguments if a.startswith("-m") and len(a) > 2]
     names = [n for e in expressions for n in re.findall(r"[A-Za-z_]\w*", e) if n not in ("and", "or", "not")]
     known = registered_markers()
     return list(dict.fromkeys(n for n in names if n not in known))

@@ -74,6 +74,18 @@ bool find_mapped_file(const void* address, MappedFile* out) {
   return found;
 }
 
+// The size of the file at `file.path` when it is still that file (device and
+// inode), with `fd` its open descriptor; false when it cannot be told.
+bool same_file_size(int fd, const MappedFile& file, uint64_t* size) {
+  struct statx st;
+  if (fd < 0 || ::statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_SIZE, &st) != 0 ||
+      makedev(st.stx_dev_major, st.stx_dev_minor) != file.device || st.stx_ino != file.inode) {
+    return false;
+  }
+  *size = st.stx_size;
+  return true;
+}
+
 // Maps [offset, offset + size) of the file behind `address` read-only, when it
 // is still the same file (device and inode). The mapping starts on a page
 // boundary: `*data` is the first byte of the range inside it; `*fd` stays open.
@@ -83,10 +95,8 @@ bool map_same_range(const void* address, size_t size, void** mapping, size_t* ma
   if (!find_mapped_file(address, &file)) return false;
   int fd = ::open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  struct statx st;
-  bool same = ::statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_SIZE, &st) == 0 &&
-              makedev(st.stx_dev_major, st.stx_dev_minor) == file.device && st.stx_ino == file.inode &&
-              file.offset + size <= st.stx_size;
+  uint64_t file_size = 0;
+  const bool same = same_file_size(fd, file, &file_size) && file.offset + size <= file_size;
   void* pages = MAP_FAILED;
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   const uint64_t start = file.offset / page * page;
@@ -114,12 +124,10 @@ std::string mapped_file_key(const void* address, size_t size, std::string* cut_s
 #if defined(__linux__)
   MappedFile file;
   if (!find_mapped_file(address, &file)) return "";
-  struct statx st;
   const int fd = ::open(file.path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd >= 0 && ::statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_SIZE, &st) == 0 &&
-      makedev(st.stx_dev_major, st.stx_dev_minor) == file.device && st.stx_ino == file.inode &&
-      file.offset + size > st.stx_size) {
-    *cut_short = "the program file '" + file.path + "' now ends at byte " + std::to_string(st.stx_size) +
+  uint64_t file_size = 0;
+  if (same_file_size(fd, file, &file_size) && file.offset + size > file_size) {
+    *cut_short = "the program file '" + file.path + "' now ends at byte " + std::to_string(file_size) +
                  ", before the end of this partition's data (bytes " + std::to_string(file.offset) + " to " +
                  std::to_string(file.offset + size) +
                  "): it was cut short or written in place since ExecuTorch loaded the program. Load the program "
