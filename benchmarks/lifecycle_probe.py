@@ -27,7 +27,7 @@ def main() -> None:
     import torch
 
     import executorch_openvino as exov
-    from executorch_openvino import _native
+    from executorch_openvino.runtime import _native
 
     checkpoint, inputs = sys.argv[1], list(torch.load(sys.argv[2]))
     exov.load_openvino()  # the library's own memory is not the backend's

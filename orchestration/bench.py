@@ -102,7 +102,7 @@ def bench_session(session: nox.Session) -> None:
     go to benchmarks/bench.py (e.g. `--cases tiny_add mlp`, `--seconds 2`)."""
     wheel = wheel_build.repaired_wheel(session)
     environments.install_runtime(session, wheel, pins.OPENVINO_NEWEST, "numpy", "matplotlib", *environments.MINILM,
-                                 str(environments.TEST_SUPPORT),  # exov_testing: the C++ harnesses, INT8 gates
+                                 *environments.TEST_SUPPORT,  # exov_testing: the C++ harnesses, INT8 gates
                                  pins.nncf_requirement(pins.OPENVINO_NEWEST),  # the INT8 rows
                                  *pins.CMAKE_TOOLS)  # CMake builds the C++ overhead harness
     bundled = bundled_environment(session, BUNDLED_ENV, wheel, environments.torch_install_args(),

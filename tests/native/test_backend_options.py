@@ -15,7 +15,8 @@ import subprocess
 import pytest
 import torch
 
-from exov_testing.environment import REPOSITORY, require_all
+from exov_testing import REPOSITORY
+from exov_testing.environment import require_all
 from exov_testing.programs import Fn, lower
 
 from exov_testing.compile_harness import build_harness, compiler, write_first_blob

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from exov_testing.environment import REPOSITORY, require_all
+from exov_testing import REPOSITORY
+from exov_testing.environment import require_all
 from exov_testing.programs import lower, ThreadsModel
 
 from exov_testing.compile_harness import build_harness, compiler, write_first_blob

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import executorch_openvino as exov
-from exov_testing.environment import REPOSITORY
+from exov_testing import REPOSITORY
 
 pytestmark = [pytest.mark.own_runtime]
 

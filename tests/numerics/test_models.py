@@ -53,7 +53,7 @@ def test_outputs_are_not_aliased_between_calls():
 
 
 def test_static_outputs_are_written_in_place_by_openvino():
-    from executorch_openvino import _native
+    from executorch_openvino.runtime import _native
 
     model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
     x = torch.randn(2, 4)

@@ -17,7 +17,8 @@ import sys
 
 import pytest
 
-from exov_testing.environment import REPOSITORY, require_all
+from exov_testing import REPOSITORY
+from exov_testing.environment import require_all
 
 pytestmark = [pytest.mark.own_runtime, pytest.mark.slow]  # the benchmarks themselves run by hand
 

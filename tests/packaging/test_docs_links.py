@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from exov_testing.environment import REPOSITORY
+from exov_testing import REPOSITORY
 
 ROOT = REPOSITORY
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]

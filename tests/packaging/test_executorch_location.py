@@ -11,7 +11,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from exov_testing.environment import REPOSITORY
+from exov_testing import REPOSITORY
 
 pytestmark = [pytest.mark.own_runtime]
 

@@ -76,7 +76,7 @@ def check(folder: Path) -> dict:
     import executorch_openvino as exov
     from executorch.runtime import Runtime
 
-    from executorch_openvino import _native
+    from executorch_openvino.runtime import _native
 
     runtime = Runtime.get()
     registered = exov.BACKEND_ID in runtime.backend_registry.registered_backend_names

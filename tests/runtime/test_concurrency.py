@@ -24,7 +24,7 @@ import pytest
 import torch
 
 import executorch_openvino as exov
-from executorch_openvino import _native
+from executorch_openvino.runtime import _native
 from exov_testing.environment import require_all, run_python_json
 from exov_testing.programs import lower, run, ThreadsModel
 

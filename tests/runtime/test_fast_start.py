@@ -205,7 +205,7 @@ def test_spinning_is_judged_from_the_environment_libgomp_read(tmp_path, environm
         if os.environ.get("SET_AFTER_IMPORT"):
             os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
         import executorch_openvino as exov
-        print(repr(exov._native.spinning_openmp_threads_problem()))
+        print(repr(exov.runtime._native.spinning_openmp_threads_problem()))
     """, environment, tmp_path)
     assert (SPINNING in run.stdout) == spinning, run.stdout
 
@@ -213,7 +213,7 @@ def test_spinning_is_judged_from_the_environment_libgomp_read(tmp_path, environm
 def test_the_doctor_warns_of_spinning_openmp_threads():
     from executorch_openvino.support import doctor
 
-    check, problem = doctor._openmp_check(exov), exov._native.spinning_openmp_threads_problem()
+    check, problem = doctor._openmp_check(exov), exov.runtime._native.spinning_openmp_threads_problem()
     assert check.ok and check.warn == bool(problem)
     assert (SPINNING in " ".join(check.detail)) == bool(problem), check.detail
 
@@ -223,12 +223,12 @@ def test_torchs_own_thread_count_decides_in_a_new_thread_too():
     # false warning): torch's own count decides.
     import threading
 
-    if SPINNING not in exov._native.spinning_openmp_threads_problem():
+    if SPINNING not in exov.runtime._native.spinning_openmp_threads_problem():
         pytest.skip("nothing spins in this process (environment or one thread)")
     threads, seen = torch.get_num_threads(), []
     torch.set_num_threads(1)
     try:
-        thread = threading.Thread(target=lambda: seen.append(exov._native.spinning_openmp_threads_problem()))
+        thread = threading.Thread(target=lambda: seen.append(exov.runtime._native.spinning_openmp_threads_problem()))
         thread.start()
         thread.join()
     finally:

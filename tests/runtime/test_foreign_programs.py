@@ -133,11 +133,11 @@ def test_the_runner_names_the_backend_a_program_needs(unregistered_backend_progr
 def test_the_native_and_python_names_of_executorchs_own_backend_agree():
     from executorch_openvino.runtime import foreign_backends
 
-    message = exov._native.unregistered_backends_message("m", [(foreign_backends.EXECUTORCH_OWN_OPENVINO_BACKEND,
+    message = exov.runtime._native.unregistered_backends_message("m", [(foreign_backends.EXECUTORCH_OWN_OPENVINO_BACKEND,
                                                                 False)])
     assert "executorch's own OpenVINO delegate" in message
     with pytest.raises(ValueError, match="not an ExecuTorch program"):
-        exov._native.program_backends(b"not a program" * 8)
+        exov.runtime._native.program_backends(b"not a program" * 8)
 
 
 def test_executorch_own_program_on_another_release_is_explained(executorch_own_openvino_program, tmp_path):

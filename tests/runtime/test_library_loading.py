@@ -136,7 +136,7 @@ def test_openvino_lib_path_to_the_cpp_library_instead_of_the_c_one(tmp_path, pip
 def test_no_openvino_anywhere_names_every_place_tried(tmp_path):
     code = """
         import json, executorch_openvino as exov
-        from executorch_openvino import _native
+        from executorch_openvino.runtime import _native
         _native.set_pip_library_dir("")   # as if the pip package were absent
         try:
             exov.load_openvino(); print(json.dumps({"ok": True}))
@@ -195,7 +195,7 @@ def test_failed_init_is_an_error_and_a_retry_after_the_fix_runs(tmp_path, pip_op
 AVAILABILITY = """
     import json, os, time, executorch_openvino as exov
     from executorch.runtime import Runtime
-    from executorch_openvino import _native
+    from executorch_openvino.runtime import _native
     registry = Runtime.get().backend_registry
     os.environ.pop("OPENVINO_LIB_PATH", None)   # importing executorch set it to the pip package
     _native.set_pip_library_dir("")   # as if the pip package were absent
@@ -230,7 +230,7 @@ def test_availability_polled_from_threads_stays_quiet(tmp_path):
     code = """
     import json, os, threading, executorch_openvino as exov
     from executorch.runtime import Runtime
-    from executorch_openvino import _native
+    from executorch_openvino.runtime import _native
     registry = Runtime.get().backend_registry
     os.environ.pop("OPENVINO_LIB_PATH", None)
     _native.set_pip_library_dir("")

@@ -13,7 +13,7 @@ import shutil
 import pytest
 
 from exov_testing.environment import INSTALL_TREE_LIB, run_python_json
-from executorch_openvino import _native
+from executorch_openvino.runtime import _native
 
 pytestmark = [pytest.mark.own_runtime]
 
@@ -130,7 +130,7 @@ DOC_WORDS = {"explicit path (set_library_path)": "set_library_path", "OPENVINO_L
 def test_the_deployment_guide_lists_the_places_in_the_codes_order(tmp_path):
     import re
 
-    from exov_testing.environment import REPOSITORY
+    from exov_testing import REPOSITORY
 
     guide = (REPOSITORY / "docs" / "user-guide" / "deployment.md").read_text()
     section = guide[guide.index("## How the delegate finds OpenVINO"):]

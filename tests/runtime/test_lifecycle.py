@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import executorch_openvino as exov
-from executorch_openvino import _native
+from executorch_openvino.runtime import _native
 from executorch_openvino.lifecycle import BackendState, BackendStateError, OpenVINOBackend
 from executorch_openvino.contract.backend_config import OpenVINOBackendConfig
 from exov_testing.programs import assert_matches_eager, FLOAT32_TOLERANCE, OneInput

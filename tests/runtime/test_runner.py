@@ -246,7 +246,7 @@ def test_the_delegates_warnings_show_when_a_run_succeeds(tmp_path):
 def test_the_documented_exit_statuses_are_the_runners(small_program, tmp_path):
     """docs/user-guide/runner-and-cpp.md's exit statuses, one case each: 0 ran, 2 bad arguments or input files,
     1 the program failed to load or run."""
-    from exov_testing.environment import REPOSITORY
+    from exov_testing import REPOSITORY
 
     doc = (REPOSITORY / "docs" / "user-guide" / "runner-and-cpp.md").read_text()
     statuses = dict(re.findall(r"^  - `(\d)`: (.+)$", doc, re.M))

@@ -18,7 +18,7 @@ import torch
 import executorch_openvino as exov
 from exov_testing.environment import run_python_json
 from exov_testing.programs import assert_matches_eager, eager, lower
-from executorch_openvino import _native
+from executorch_openvino.runtime import _native
 from executorch_openvino.contract import processed_blob
 
 

@@ -85,12 +85,13 @@ def check_editable(mode: str, source: Path, probe: int | None) -> None:
     import torch
 
     import executorch_openvino as exov
-    from executorch_openvino import _native
+    from executorch_openvino.runtime import _native
     imported = time.monotonic() - start
 
     package = Path(exov.__file__).resolve().parent
     assert package == source / "python" / "executorch_openvino", f"Python files from {package}, not the source"
-    native = Path(_native.__file__).resolve().parent
+    # The libraries' folder: the extension sits in its runtime/ subfolder.
+    native = Path(_native.__file__).resolve().parent.parent
     if mode == "redirect":
         expected = Path(sysconfig.get_paths()["platlib"]).resolve() / "executorch_openvino"
         assert native == expected, f"redirect mode: the extension is in {native}, expected {expected}"
@@ -104,10 +105,10 @@ def check_editable(mode: str, source: Path, probe: int | None) -> None:
     assert backend.resolve().parent == native, f"the delegate library was loaded from {backend}"
     threadpool = loaded_library("libexecutorch_threadpool.so")
     assert threadpool.resolve().parent == executorch_lib, f"libexecutorch_threadpool.so from {threadpool}"
-    for library in (Path(_native.__file__), backend, native / "executorch_openvino_run"):
+    for library, up in ((Path(_native.__file__), "/.."), (backend, ""), (native / "executorch_openvino_run", "")):
         entries = runpath(library)
         # The wheel's entries first; an absolute one may only name that executorch's lib/.
-        assert entries[:2] == ["$ORIGIN", "$ORIGIN/../executorch/lib"] and all(
+        assert entries[:2] == [f"$ORIGIN{up}", f"$ORIGIN{up}/../executorch/lib"] and all(
             e.startswith("$ORIGIN") or Path(e).resolve() == executorch_lib for e in entries), \
             f"{library.name}: RUNPATH {entries}"
 

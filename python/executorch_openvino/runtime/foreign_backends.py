@@ -14,7 +14,7 @@ import ctypes
 import os
 import re
 
-from .. import _native
+from . import _native  # type: ignore[attr-defined]  # the extension module
 
 # executorch's own OpenVINO delegate (executorch.backends.openvino; libexecutorch_backend_openvino.so in the
 # executorch wheel): another backend, with processed blobs of its own (OpenVINO compiled-model exports).

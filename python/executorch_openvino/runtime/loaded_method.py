@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from .. import _native  # the extension module
+from . import _native  # type: ignore[attr-defined]  # the extension module (native/python/python_module.cpp)
 from .foreign_backends import check_method_backends, explain_failed_load, unreadable_program
 from .method_metadata import MethodMetadata
 from .method_inputs import SCALAR_TYPES, as_method_inputs, explain_fixed_number, explain_refused_inputs

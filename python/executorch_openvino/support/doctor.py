@@ -273,7 +273,7 @@ def _program_check(program: str) -> Check:
     """The backends each method of the .pte `program` uses, and whether each can run here."""
     from executorch.runtime import Runtime  # registers executorch's own backends, as running would
 
-    from .. import _native
+    from ..runtime import _native  # type: ignore[attr-defined]
     from ..runtime.foreign_backends import check_method_backends, own_openvino_backend_problem
 
     Runtime.get()

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from exov_testing import REPOSITORY as ROOT
 
 
 def compiler() -> str | None:

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from exov_testing.environment import REPOSITORY
+from exov_testing import REPOSITORY
 
 DOCUMENTS = [REPOSITORY / "README.md", *sorted((REPOSITORY / "docs" / "user-guide").glob("*.md"))]
 COMMAND_LANGUAGES = ("sh", "python")

@@ -8,11 +8,8 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
-
-REPOSITORY = Path(__file__).resolve().parents[3]  # the source tree the tests were copied from: docs, wheels/
 
 
 def require_all() -> bool:
