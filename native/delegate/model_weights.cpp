@@ -3,8 +3,6 @@
 #include "delegate_api.h"
 #include "resident_pages.h"
 
-#include <zlib.h>
-
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -221,14 +219,15 @@ bool ModelWeights::file_unchanged(std::string* error) {
   if (source_ != Source::kFileMapping) return true;
   std::lock_guard<std::mutex> lock(check_mutex_);
   if (identity_of(fd_, &now) && now == identity_) return true;
-  // Written: a file too short for the weights would end the process with
-  // SIGBUS on the first read of the missing pages, so the size comes first.
-  if (now.size >= file_end_ && crc32_z(0L, static_cast<const Bytef*>(data_), size_) == weights_crc_) {
-    release_resident_pages();
+  // Written: the weights are read from the file (parts), not the mapping, so
+  // a file cut short meanwhile is a failed read rather than a SIGBUS, and no
+  // page of the mapping is faulted in.
+  uint32_t crc = 0;
+  size_t failed_at = 0;
+  if (now.size >= file_end_ && weights_crc32(parts(), size_, &crc, &failed_at) && crc == weights_crc_) {
     identity_ = now;  // the same weights: nothing to report
     return true;
   }
-  release_resident_pages();
   *error = "the program file '" + path_ +
            "' was written since this method was loaded, and OpenVINO reads the partition's weights from it: "
            "load the program again. To replace a program that is in use, write the new one to another file and "

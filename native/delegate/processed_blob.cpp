@@ -99,24 +99,34 @@ WeightsPart weights_in_memory(const void* weights) {
   return [bytes = static_cast<const uint8_t*>(weights)](size_t at, size_t) { return bytes + at; };
 }
 
-bool weights_match_checksum(const ParsedBlob& blob, const WeightsPart& weights, uint32_t* weights_crc,
-                            std::string* error) {
-  uLong crc = crc32_z(0L, nullptr, 0);
-  for (size_t at = 0; at < blob.weights_size; at += kWeightsPartSize) {
-    const size_t n = std::min(kWeightsPartSize, blob.weights_size - at);
+bool weights_crc32(const WeightsPart& weights, size_t size, uint32_t* crc, size_t* failed_at) {
+  uLong sum = crc32_z(0L, nullptr, 0);
+  for (size_t at = 0; at < size; at += kWeightsPartSize) {
+    const size_t n = std::min(kWeightsPartSize, size - at);
     const uint8_t* part = weights(at, n);
     if (part == nullptr) {
-      *weights_crc = 0;
-      *error = "the processed blob's weights could not be read from its file at byte " + std::to_string(at) + " of " +
-               std::to_string(blob.weights_size) +
-               ": the program file was truncated or removed while it was loaded. Load the program again.";
+      *crc = 0;
+      *failed_at = at;
       return false;
     }
-    crc = crc32_z(crc, part, n);
+    sum = crc32_z(sum, part, n);
   }
+  *crc = static_cast<uint32_t>(sum);
+  return true;
+}
+
+bool weights_match_checksum(const ParsedBlob& blob, const WeightsPart& weights, uint32_t* weights_crc,
+                            std::string* error) {
+  size_t failed_at = 0;
+  if (!weights_crc32(weights, blob.weights_size, weights_crc, &failed_at)) {
+    *error = "the processed blob's weights could not be read from its file at byte " + std::to_string(failed_at) +
+             " of " + std::to_string(blob.weights_size) +
+             ": the program file was truncated or removed while it was loaded. Load the program again.";
+    return false;
+  }
+  const uLong crc = *weights_crc;
   uLong computed = crc32_combine(crc32_combine(blob.head_crc, crc, static_cast<z_off_t>(blob.weights_size)),
                                  blob.tail_crc, static_cast<z_off_t>(blob.tail_size));
-  *weights_crc = static_cast<uint32_t>(crc);
   if (blob.checksum == static_cast<uint32_t>(computed)) return true;
   char detail[64];
   std::snprintf(detail, sizeof detail, "stored 0x%08x, computed 0x%08x", unsigned(blob.checksum), unsigned(computed));

@@ -63,6 +63,10 @@ constexpr size_t kWeightsPartSize = size_t(1) << 20;
 // The parts of `weights` in memory (`blob.weights_size` bytes).
 WeightsPart weights_in_memory(const void* weights);
 
+// The CRC-32 of `size` bytes of weights read part by part into `*crc`; false,
+// with `*failed_at` the offset of the part, when a part could not be read.
+bool weights_crc32(const WeightsPart& weights, size_t size, uint32_t* crc, size_t* failed_at);
+
 // Whether the weights (`blob.weights_size` bytes, the blob's or a mapping or
 // copy of them, read part by part) complete the blob's checksum; sets
 // `*weights_crc`, or `error` as parse_processed_blob would.
