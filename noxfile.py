@@ -51,10 +51,9 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def tooling(session: nox.Session) -> None:
     """orchestration/'s unit tests, the pins' and markers' consistency checks (tests/tooling/; seconds)."""
-    session.install("pytest", "packaging", "nox", "pyyaml", pins.CMAKE_TOOLS[0])  # cmake: the blob layout's generator
-    with session.chdir(layout.ROOT):
-        session.run("python", "-m", "pytest", "tests/tooling", "--confcutdir", "tests/tooling",
-                    "-p", "no:cacheprovider", "-q", *session.posargs)
+    session.install(*nox.project.dependency_groups(nox.project.load_toml(layout.ROOT / "pyproject.toml"), "tooling"))
+    with session.chdir(layout.ROOT):  # as a plain `pytest tests/tooling` runs them
+        session.run("pytest", "tests/tooling", "-q", *session.posargs)
 
 
 @nox.session(python=PYTHON)

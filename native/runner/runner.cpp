@@ -370,8 +370,10 @@ int report(const Options& o, const Runs& runs, double load_ms) {
     std::sort(sorted.begin(), sorted.end());
     double mean = 0;
     for (double t : times) mean += t / times.size();
-    std::printf("%zu timed runs: median %.3f ms, mean %.3f ms, min %.3f ms\n", times.size(), sorted[sorted.size() / 2],
-                mean, sorted.front());
+    const size_t middle = sorted.size() / 2;  // an even count's median is the mean of its two middle values
+    const double median = sorted.size() % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+    std::printf("%zu timed runs: median %.3f ms, mean %.3f ms, min %.3f ms\n", times.size(), median, mean,
+                sorted.front());
     if (o.print_times) {
       std::printf("run times ms:");
       for (double t : times) std::printf(" %.4f", t);

@@ -45,8 +45,12 @@ def main(argv: list[str]) -> int:
         from .llm import cli
 
         return (cli.export_llm_main if command == "export-llm" else cli.generate_main)(argv[1:])
-    if command != "doctor" or sum(not a.startswith("-") for a in argv[1:]) > 1:
-        print(USAGE, file=sys.stderr)
+    if command != "doctor":
+        said = f"unknown command {command!r}" if command else "no command given"
+        print(f"error: {said}; the commands are doctor, cache, export-llm and generate\n{USAGE}", file=sys.stderr)
+        return 2
+    if sum(not a.startswith("-") for a in argv[1:]) > 1:
+        print(f"error: doctor checks one program at a time\n{USAGE}", file=sys.stderr)
         return 2
     from .support.quiet import hide_known_noise
 

@@ -25,16 +25,18 @@ from .support.quiet import quiet_dependencies
 from .runtime.loaded_method import OpenVINOMethod, load_method
 from .runtime.foreign_backends import EXECUTORCH_OWN_OPENVINO_BACKEND
 from .runtime.method_inputs import contiguous
+from .contract.compile_specs import KEYWORD_DEFAULTS as _DEFAULTS  # compile_specs.json's defaults
 
 __all__ = ["lower", "export", "lower_exported", "delegation_summary", "DelegationSummary", "NotDelegated",
            "load_method", "OpenVINOMethod"]
 
 
-def lower(module, example_inputs: tuple | None = None, *, device: str = "CPU",
-          inference_precision: str = "", dynamic_shapes=None, numerics: str = "exact",
-          performance_hint: str = "", strict: bool = False, weight_compression: str = "",
-          weight_group_size: int = 128, weight_ratio: float = 1.0, constant_methods: dict | None = None,
-          verbose: bool = False, progress: bool | None = None):
+def lower(module, example_inputs: tuple | None = None, *, device: str = _DEFAULTS["device"],
+          inference_precision: str = _DEFAULTS["inference_precision"], dynamic_shapes=None,
+          numerics: str = _DEFAULTS["numerics"], performance_hint: str = _DEFAULTS["performance_hint"],
+          strict: bool = False, weight_compression: str = _DEFAULTS["weight_compression"],
+          weight_group_size: int = _DEFAULTS["weight_group_size"], weight_ratio: float = _DEFAULTS["weight_ratio"],
+          constant_methods: dict | None = None, verbose: bool = False, progress: bool | None = None):
     """``torch.export`` + ExecuTorch edge lowering with :class:`OpenVINOPartitioner`.
 
     Returns an ``executorch.exir.ExecutorchProgramManager`` (``.buffer`` is the

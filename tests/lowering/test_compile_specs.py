@@ -161,3 +161,38 @@ def test_the_partitioners_option_parameters_are_the_keys_a_user_gives():
     from executorch_openvino.lowering.partitioner_arguments import OPTIONS
 
     assert sorted(OPTIONS) == sorted(key for key in USER_KEYS if key != "input_ranges")
+
+
+def test_every_option_keywords_default_is_compile_specs_json_s():
+    # A default written by hand beside the JSON's would differ from it after the next edit of the JSON (a
+    # breaker changed numerics' default there: the partitioner, exov.lower and OpenVINOBackendConfig kept "exact").
+    import dataclasses
+    import inspect
+
+    import executorch_openvino as exov
+    from executorch_openvino.contract.backend_config import OpenVINOBackendConfig
+    from executorch_openvino.contract.compile_specs import KEYWORD_DEFAULTS, OpenVINOOptions, make_compile_specs
+    from executorch_openvino.lowering.partitioner_arguments import given_value
+
+    def defaults(function, renamed=()) -> dict:
+        parameters = inspect.signature(function).parameters
+        # input_ranges: a dict as a keyword, JSON text as a compile spec
+        return {dict(renamed).get(name, name): given_value(p.default) for name, p in parameters.items()
+                if dict(renamed).get(name, name) in KEYWORD_DEFAULTS and name != "input_ranges"}
+
+    checked = {
+        "OpenVINOPartitioner": defaults(exov.OpenVINOPartitioner.__init__),
+        "lower": defaults(exov.lower),
+        "export_llm": defaults(exov.export_llm, {"group_size": "weight_group_size", "ratio": "weight_ratio"}),
+        "make_compile_specs": defaults(make_compile_specs),
+        "OpenVINOBackendConfig": {f.name: f.default for f in dataclasses.fields(OpenVINOBackendConfig)
+                                  if f.name in KEYWORD_DEFAULTS and f.name != "performance_hint"},  # its own
+        "OpenVINOOptions": {f.name: f.default for f in dataclasses.fields(OpenVINOOptions)
+                            if f.name in KEYWORD_DEFAULTS and f.name not in ("inference_precision", "input_ranges")},
+    }
+    for where, found in checked.items():
+        assert found, where
+        for name, value in found.items():
+            assert value == KEYWORD_DEFAULTS[name] and type(value) is type(KEYWORD_DEFAULTS[name]), \
+                (where, name, value, KEYWORD_DEFAULTS[name])
+    assert len(checked["OpenVINOPartitioner"]) == 8 and len(checked["lower"]) == 7

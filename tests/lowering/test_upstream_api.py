@@ -66,6 +66,13 @@ SPECS = [CompileSpec("device", b"CPU")]
     ((SPECS, {"aten.relu.default"}), {"op_types_to_skip": {"aten.relu.default"}}, TypeError, "given twice"),
     ((), {"compile_spec": SPECS, "compile_specs": SPECS}, TypeError, "given twice"),
     ((), {"op_types_to_skip": "aten.relu.default"}, TypeError, r"is a str.*\{'aten.relu.default'\}"),
+    # Every option keyword's type is checked before anything calls a method of it (a breaker's AttributeErrors).
+    ((), {"weight_compression": b"int8"}, TypeError, r"weight_compression is a bytes: it is a str \('int8', 'int4'"),
+    ((), {"weight_group_size": "64"}, TypeError, r"weight_group_size is a str \('64'\): give an int"),
+    ((), {"weight_group_size": True}, TypeError, r"weight_group_size is a bool"),
+    ((), {"weight_ratio": "0.8"}, TypeError, r"weight_ratio is a str \('0.8'\): give a number"),
+    ((), {"gguf_weights": b"m.gguf"}, TypeError, r"gguf_weights is a bytes .*give the .gguf file's path as a str"),
+    ((), {"input_ranges": [("x", 0, 1)]}, TypeError, r"input_ranges is a list: give a dict of input name to"),
     ((), {"op_names_to_skip": [3]}, TypeError, "holds a int 3"),
     ((), {"op_types_to_skip": {"aten.relu"}}, ValueError, "no operator overload.*'aten.relu.default'"),
     (([CompileSpec("cache_dir", b"/tmp/ov")],), {}, ValueError, r"unknown compile spec 'cache_dir'.*set_cache_dir\(path\)"),

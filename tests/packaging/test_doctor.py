@@ -145,6 +145,7 @@ def test_unreadable_build_information_is_a_failed_check(tmp_path):
 def test_unknown_command_prints_usage(tmp_path):
     proc = _doctor(tmp_path, "docter")
     assert proc.returncode == 2
+    assert proc.stderr.startswith("error: unknown command 'docter'; the commands are doctor, cache, export-llm")
     assert "usage: python -m executorch_openvino doctor [PROGRAM.pte] [--json]" in proc.stderr
     assert "python -m executorch_openvino cache FOLDER [--clear]" in proc.stderr
 

@@ -77,6 +77,11 @@ def test_summary_and_timing(small_program, tmp_path):
     pte, inputs = small_program
     result = assert_runner_matches_python(pte, inputs, tmp_path, "--iterations", "7")
     assert "7 timed runs: median" in result.stdout
+    # An even count's median is the mean of the two middle times (a breaker saw the upper one).
+    result = assert_runner_matches_python(pte, inputs, tmp_path, "--iterations", "4", "--times")
+    times = sorted(float(t) for t in re.search(r"run times ms:(.*)", result.stdout).group(1).split())
+    median = float(re.search(r"4 timed runs: median ([0-9.]+) ms", result.stdout).group(1))
+    assert median == pytest.approx((times[1] + times[2]) / 2, abs=1e-3), result.stdout
     assert f"(explicit path (set_library_path)): {exov.load_openvino()['path']}" in result.stdout
     assert "output 0: Float (3, 4) -> " in result.stdout and "output 1: Long () -> " in result.stdout
 

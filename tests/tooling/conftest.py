@@ -1,6 +1,6 @@
-"""tests/tooling/: the orchestration's own tests, run by `nox -s tooling` from the repository root with
---confcutdir here (no build, no torch: tests/conftest.py is not loaded). The other sessions skip this folder
-(tests/conftest.py's collect_ignore)."""
+"""tests/tooling/: the orchestration's own tests, run by `nox -s tooling` as a plain `pytest tests/tooling` from
+the repository root (no build, no torch: pyproject.toml's `tooling` dependency group). The other sessions skip
+this folder (tests/conftest.py's collect_ignore)."""
 
 from __future__ import annotations
 

@@ -94,18 +94,66 @@ def test_the_runtime_gets_the_keys_it_reads_with_their_defaults_and_values(tmp_p
 @pytest.mark.skipif(CMAKE is None, reason="needs cmake (nox -s tooling installs it)")
 def test_a_key_added_to_the_definition_reaches_both_sides_in_one_edit(tmp_path):
     specs = json.loads(SPECS.read_text())
+    # A JSON string may hold quotes and backslashes: the C++ literal escapes them (a breaker's header did not compile).
+    empty_means = 'OpenVINO\'s "default" \\ here'
     specs["keys"]["cache_mode"] = {"read_by": ["lowering", "runtime"], "values": ["size", "speed", ""],
-                                   "empty_means": "OpenVINO's default", "default": ""}
+                                   "empty_means": empty_means, "default": ""}
     edited = tmp_path / "compile_specs.json"
     edited.write_text(json.dumps(specs))
     constants = _constants(_generate_keys(edited, tmp_path))
     assert constants["kCacheModeKey"] == '"cache_mode"' and constants["kCacheModeValues"] == '{"size", "speed", ""}'
+    assert constants["kCacheModeEmptyMeans"] == json.dumps(empty_means)
     module = _compile_specs_module(edited, tmp_path)
     assert "cache_mode" in module.USER_KEYS and module.DEFAULTS["cache_mode"] == ""
     module.check_option("cache_mode", "size")
     with pytest.raises(ValueError, match="'cache_mode' is 'fast'; allowed values are 'size', 'speed', or '' for "
-                                         "OpenVINO's default"):
+                                         "OpenVINO's \"default\""):
         module.check_option("cache_mode", "fast")
+
+
+def test_a_key_without_values_or_a_check_is_named_as_the_maintainers_to_finish(tmp_path):
+    specs = json.loads(SPECS.read_text())
+    specs["keys"]["num_streams"] = {"read_by": ["lowering"], "default": ""}
+    specs["keys"]["only"] = {"read_by": ["lowering"], "values": ["on"], "default": "on"}
+    specs["keys"]["maybe"] = {"read_by": ["lowering"], "values": ["on", ""], "default": ""}
+    edited = tmp_path / "compile_specs.json"
+    edited.write_text(json.dumps(specs))
+    module = _compile_specs_module(edited, tmp_path)
+    with pytest.raises(NotImplementedError, match="compile_specs.json has the key 'num_streams' without a list of "
+                                                  "values: give it `values` there, or a branch in"):
+        module.check_option("num_streams", "2")
+    with pytest.raises(ValueError, match="'only' is 'off'; allowed values are 'on'$"):
+        module.check_option("only", "off")
+    with pytest.raises(ValueError, match="'maybe' is 'off'; allowed values are 'on', or ''$"):
+        module.check_option("maybe", "off")
+
+
+def test_every_key_the_lowering_reads_is_an_option_field(tmp_path):
+    # resolve_options hands each key the lowering reads to its handling as an OpenVINOOptions field.
+    import dataclasses
+
+    module = _compile_specs_module(SPECS, tmp_path)
+    lowering = {key for key, spec in json.loads(SPECS.read_text())["keys"].items() if "lowering" in spec["read_by"]}
+    assert lowering == {f.name for f in dataclasses.fields(module.OpenVINOOptions)}
+
+
+# Each format version's header fields (name, type, size). A header changed without a new format_version would be
+# read by an older delegate as its own layout: record a new version here when the header changes.
+HEADERS_OF_FORMAT_VERSIONS = {
+    3: [("magic", "bytes", 8), ("format_version", "uint", 4), ("payload_kind", "uint", 4), ("xml_offset", "uint", 8),
+        ("xml_size", "uint", 8), ("weights_offset", "uint", 8), ("weights_size", "uint", 8), ("checksum", "uint", 4),
+        ("reserved", "uint", 4), ("digest", "bytes", 32)],
+}
+
+
+def test_a_changed_header_has_a_new_format_version():
+    layout = json.loads(LAYOUT.read_text())
+    fields = [(f["name"], f["type"], f["size"]) for f in layout["header"]]
+    version = layout["format_version"]
+    assert version in HEADERS_OF_FORMAT_VERSIONS, \
+        f"format_version {version} is new: record its header in HEADERS_OF_FORMAT_VERSIONS (tests/tooling/test_contract.py)"
+    assert fields == HEADERS_OF_FORMAT_VERSIONS[version], \
+        f"the header changed but format_version is still {version}: give processed_blob_layout.json a new one"
 
 
 def _compile_specs_module(specs: Path, folder: Path):

@@ -57,10 +57,12 @@ def test_pyproject_states_the_interpreters_of_the_release():
     assert pins.TRANSFORMERS in llm.specifier
 
 
-def test_the_test_group_pins_the_same_transformers_and_cmake():
+def test_the_test_groups_pin_the_same_transformers_cmake_and_nox():
     group = [Requirement(r) for r in PYPROJECT["dependency-groups"]["test"]]
     assert str(next(r for r in group if r.name == "transformers").specifier) == f"=={pins.TRANSFORMERS}"
     assert {str(r) for r in group} >= set(pins.CMAKE_TOOLS)
+    tooling = {str(r) for r in (Requirement(r) for r in PYPROJECT["dependency-groups"]["tooling"])}
+    assert f"nox=={pins.NOX}" in tooling and pins.CMAKE_TOOLS[0] in tooling
 
 
 def test_the_release_workflow_uses_the_same_nox_and_interpreters():

@@ -14,7 +14,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 
-from .compile_specs import check_option
+from .compile_specs import KEYWORD_DEFAULTS, check_option
 
 _WHAT = "OpenVINOBackendConfig field"
 # Bumped when a field's meaning changes, so key() of the old meaning cannot collide with the new.
@@ -57,10 +57,10 @@ class OpenVINOBackendConfig:
     ``TypeError`` for a value that is not text.
     """
 
-    device: str = "CPU"
-    inference_precision: str = ""
-    performance_hint: str = "LATENCY"
-    numerics: str = "exact"
+    device: str = KEYWORD_DEFAULTS["device"]
+    inference_precision: str = KEYWORD_DEFAULTS["inference_precision"]
+    performance_hint: str = "LATENCY"  # OpenVINOBackend's own choice: one request at a time, its latency first
+    numerics: str = KEYWORD_DEFAULTS["numerics"]
     model_cache_dir: str | None = field(default=None)
 
     def __post_init__(self):

@@ -94,20 +94,36 @@ from dataclasses import dataclass
 from collections.abc import Iterable
 from pathlib import Path
 
-_SPECS = json.loads((Path(__file__).parent / "compile_specs.json").read_text(encoding="utf-8"))["keys"]
+def definition(name: str) -> dict:
+    """A JSON file of this folder (compile_specs.json, processed_blob_layout.json); ``RuntimeError`` naming it when
+    it is not JSON."""
+    path = Path(__file__).parent / name
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise RuntimeError(f"{path} is not valid JSON ({exc}): this installation of executorch-openvino is "
+                           "damaged or was edited; install it again") from exc
+
+
+_SPECS = definition("compile_specs.json")["keys"]
 # The keys a user gives; the partitioner writes program_state itself.
 USER_KEYS = tuple(key for key, spec in _SPECS.items() if "written_by" not in spec)
 KEYS = tuple(_SPECS)
 DEFAULTS = {key: spec["default"] for key, spec in _SPECS.items()}
+# The same as the Python keywords take them (lower, export_llm, OpenVINOPartitioner, make_compile_specs): the
+# group size an int, the ratio a float. tests/lowering/test_compile_specs.py checks every keyword default is one.
+KEYWORD_DEFAULTS = {**DEFAULTS, "weight_group_size": int(DEFAULTS["weight_group_size"]),
+                    "weight_ratio": float(DEFAULTS["weight_ratio"])}
 
 
 def _allowed_values(key: str) -> str:
-    """"'a', 'b', or '' for <what empty means>" (or "'a' and 'b'") of a key with a list of values."""
+    """"'a', 'b', or '' for <what empty means>" (or "'a' and 'b'", or "'a'") of a key with a list of values."""
     spec = _SPECS[key]
     named = [repr(v) for v in spec["values"] if v]
-    if "empty_means" in spec:
-        return f"{', '.join(named)}, or '' for {spec['empty_means']}"
-    return f"{', '.join(named[:-1])} and {named[-1]}"
+    if "" in spec["values"]:
+        named.append("''" + (f" for {spec['empty_means']}" if "empty_means" in spec else ""))
+        return named[0] if len(named) == 1 else f"{', '.join(named[:-1])}, or {named[-1]}"
+    return named[0] if len(named) == 1 else f"{', '.join(named[:-1])} and {named[-1]}"
 
 
 def allowed_values(key: str) -> tuple[str, ...]:
@@ -140,23 +156,25 @@ class OpenVINOOptions:
     """
 
     # compile_specs.json's defaults (the precision: the CPU's, as resolve_options gives it for device "CPU")
-    device: str = DEFAULTS["device"]
+    device: str = KEYWORD_DEFAULTS["device"]
     inference_precision: str = _SPECS["inference_precision"]["default_on_cpu"]
-    numerics: str = DEFAULTS["numerics"]
-    performance_hint: str = DEFAULTS["performance_hint"]
-    weight_compression: str = DEFAULTS["weight_compression"]
-    weight_group_size: int = int(DEFAULTS["weight_group_size"])
-    weight_ratio: float = float(DEFAULTS["weight_ratio"])
-    gguf_weights: str = DEFAULTS["gguf_weights"]
+    numerics: str = KEYWORD_DEFAULTS["numerics"]
+    performance_hint: str = KEYWORD_DEFAULTS["performance_hint"]
+    weight_compression: str = KEYWORD_DEFAULTS["weight_compression"]
+    weight_group_size: int = KEYWORD_DEFAULTS["weight_group_size"]
+    weight_ratio: float = KEYWORD_DEFAULTS["weight_ratio"]
+    gguf_weights: str = KEYWORD_DEFAULTS["gguf_weights"]
     input_ranges: tuple = ()  # ((name, low, high), ...)
 
 
-def make_compile_specs(device: str = DEFAULTS["device"], inference_precision: str = DEFAULTS["inference_precision"],
-                       numerics: str = DEFAULTS["numerics"], performance_hint: str = DEFAULTS["performance_hint"],
-                       weight_compression: str = DEFAULTS["weight_compression"],
-                       weight_group_size: int = int(DEFAULTS["weight_group_size"]),
-                       weight_ratio: float = float(DEFAULTS["weight_ratio"]),
-                       gguf_weights: str = DEFAULTS["gguf_weights"]) -> list:
+def make_compile_specs(device: str = KEYWORD_DEFAULTS["device"],
+                       inference_precision: str = KEYWORD_DEFAULTS["inference_precision"],
+                       numerics: str = KEYWORD_DEFAULTS["numerics"],
+                       performance_hint: str = KEYWORD_DEFAULTS["performance_hint"],
+                       weight_compression: str = KEYWORD_DEFAULTS["weight_compression"],
+                       weight_group_size: int = KEYWORD_DEFAULTS["weight_group_size"],
+                       weight_ratio: float = KEYWORD_DEFAULTS["weight_ratio"],
+                       gguf_weights: str = KEYWORD_DEFAULTS["gguf_weights"]) -> list:
     """Builds the ExecuTorch ``CompileSpec`` list for the delegate, unchecked: :func:`resolve_options` checks it
     (the partitioner calls it once, at construction, and raises ``ValueError`` for an empty device, a precision
     outside ``f32``, ``f16``, ``bf16``, ``""``, numerics other than ``exact``/``fast``, a performance hint or a
@@ -251,6 +269,9 @@ def check_option(key: str, value: str, what: str = "compile spec") -> None:
         if not 0.0 < ratio <= 1.0:
             raise ValueError(f"{what} 'weight_ratio' is {value!r}; give the share of weights in 4 bits, a number "
                              "in (0, 1], e.g. '1.0'")
+    elif key in _SPECS:  # a key added to compile_specs.json without a check of its values
+        raise NotImplementedError(f"compile_specs.json has the key {key!r} without a list of values: give it "
+                                  "`values` there, or a branch in compile_specs.check_option that checks it")
     else:
         hint = _UPSTREAM_KEYS.get(key, "")
         raise ValueError(f"unknown {what} {key!r}; the OpenVINO delegate knows {', '.join(USER_KEYS)}{hint}")

@@ -13,13 +13,13 @@ weights on a 64-byte boundary of the blob, so that the delegate can hand OpenVIN
 from __future__ import annotations
 
 import hashlib
-import json
 import struct
 import zlib
-from pathlib import Path
 from typing import NamedTuple
 
-_LAYOUT = json.loads((Path(__file__).parent / "processed_blob_layout.json").read_text(encoding="utf-8"))
+from .compile_specs import definition  # reads this folder's JSON files
+
+_LAYOUT = definition("processed_blob_layout.json")
 MAGIC = _LAYOUT["magic"].encode("ascii")
 FORMAT_VERSION = _LAYOUT["format_version"]
 PAYLOAD_OPENVINO_IR = _LAYOUT["payload_kind_openvino_ir"]
@@ -51,7 +51,9 @@ def _field_offsets() -> dict[str, int]:
     for field in _LAYOUT["header"]:
         offsets[field["name"]] = at
         at += field["size"]
-    assert at == HEADER_SIZE and tuple(offsets) == Header._fields, "processed_blob_layout.json and Header differ"
+    if at != HEADER_SIZE or tuple(offsets) != Header._fields:  # raised under python -O too
+        raise RuntimeError(f"processed_blob_layout.json's header fields {tuple(offsets)} are not Header's "
+                           f"{Header._fields}: a field added there needs its Header field and the value pack writes")
     return offsets
 
 
@@ -111,8 +113,10 @@ def pack(ir: OpenVINOIr) -> bytes:
     out[xml_offset : xml_offset + len(ir.xml)] = ir.xml
     out[bin_offset:] = ir.weights
     digest = hashlib.sha256(memoryview(out)[xml_offset:]).digest()
-    out[:HEADER_SIZE] = _HEADER.pack(MAGIC, FORMAT_VERSION, PAYLOAD_OPENVINO_IR, xml_offset, len(ir.xml),
-                                     bin_offset, len(ir.weights), 0, 0, digest)
+    header = Header(magic=MAGIC, format_version=FORMAT_VERSION, payload_kind=PAYLOAD_OPENVINO_IR,
+                    xml_offset=xml_offset, xml_size=len(ir.xml), weights_offset=bin_offset,
+                    weights_size=len(ir.weights), checksum=0, reserved=0, digest=digest)  # checksum: seal()
+    out[:HEADER_SIZE] = _HEADER.pack(*header)
     seal(out)
     return bytes(out)
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import torch
 
+from ..contract.compile_specs import KEYWORD_DEFAULTS as _DEFAULTS  # compile_specs.json's defaults
 from ..support import progress as progress_lines
 
 WEIGHTS = ("f32", "int8", "int4", "gguf")
@@ -145,9 +146,11 @@ def _metadata(model, max_seq_len: int, max_context_len: int) -> dict:
             "use_sdpa_with_kv_cache": False}
 
 
-def export_llm(model, *, max_context_len: int = 512, weights: str | None = None, group_size: int = 128,
-               ratio: float = 1.0, tokenizer=None, strict: bool = True, device: str = "CPU",
-               inference_precision: str = "", performance_hint: str = "", numerics: str = "exact",
+def export_llm(model, *, max_context_len: int = 512, weights: str | None = None,
+               group_size: int = _DEFAULTS["weight_group_size"], ratio: float = _DEFAULTS["weight_ratio"],
+               tokenizer=None, strict: bool = True, device: str = _DEFAULTS["device"],
+               inference_precision: str = _DEFAULTS["inference_precision"],
+               performance_hint: str = _DEFAULTS["performance_hint"], numerics: str = _DEFAULTS["numerics"],
                all_logits: bool = False, progress: bool | None = None) -> LlmProgram:
     """Exports and lowers a decoder-only language model for this delegate, with a static KV cache.
 

@@ -14,7 +14,8 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
 from ..support import progress
 from ..support.quiet import quiet_dependencies
-from ..contract.compile_specs import input_ranges_spec, make_compile_specs, program_state_spec, resolve_options
+from ..contract.compile_specs import (KEYWORD_DEFAULTS, input_ranges_spec, make_compile_specs, program_state_spec,
+                                      resolve_options)
 from .conversion import require_openvino_package
 from .integer_ranges import integer_ranges
 from .kept_operations import ops_to_not_decompose
@@ -34,7 +35,10 @@ from .preprocess import BACKEND_ID
 REFUSAL_META = "executorch_openvino_refusal"
 _log = logging.getLogger(__name__)
 # The option keywords' defaults, told apart from the same values given (partitioner_arguments.NotGiven).
-_CPU, _EMPTY, _EXACT, _GROUP_SIZE, _RATIO = default("CPU"), default(""), default("exact"), default(128), default(1.0)
+_DEVICE, _PRECISION, _NUMERICS, _HINT, _COMPRESSION, _GROUP_SIZE, _RATIO, _GGUF = (
+    default(KEYWORD_DEFAULTS[key]) for key in ("device", "inference_precision", "numerics", "performance_hint",
+                                               "weight_compression", "weight_group_size", "weight_ratio",
+                                               "gguf_weights"))
 
 
 class OpenVINOPartitioner(Partitioner):
@@ -73,10 +77,10 @@ class OpenVINOPartitioner(Partitioner):
             refuse_repeated(args, keywords)  # before Python's own "got multiple values for argument"
         return super().__new__(cls)
 
-    def __init__(self, device=_CPU, inference_precision=_EMPTY, compile_specs=None, numerics: str = _EXACT,
-                 performance_hint: str = _EMPTY, *, compile_spec=None, op_types_to_skip=None, op_names_to_skip=None,
-                 weight_compression: str = _EMPTY, weight_group_size: int = _GROUP_SIZE, weight_ratio: float = _RATIO,
-                 input_ranges: dict | None = None, gguf_weights: str = _EMPTY):
+    def __init__(self, device=_DEVICE, inference_precision=_PRECISION, compile_specs=None, numerics: str = _NUMERICS,
+                 performance_hint: str = _HINT, *, compile_spec=None, op_types_to_skip=None, op_names_to_skip=None,
+                 weight_compression: str = _COMPRESSION, weight_group_size: int = _GROUP_SIZE,
+                 weight_ratio: float = _RATIO, input_ranges: dict | None = None, gguf_weights: str = _GGUF):
         given = options_given({"device": device, "inference_precision": inference_precision, "numerics": numerics,
                                "performance_hint": performance_hint, "weight_compression": weight_compression,
                                "weight_group_size": weight_group_size, "weight_ratio": weight_ratio,
@@ -84,13 +88,15 @@ class OpenVINOPartitioner(Partitioner):
         if isinstance(device, (list, tuple)):  # upstream's positional form: (compile_spec, op_types, op_names)
             op_types_to_skip, op_names_to_skip = upstream_skip_sets(inference_precision, compile_specs,
                                                                     op_types_to_skip, op_names_to_skip)
-            compile_specs, device, inference_precision = list(device), "CPU", ""
+            compile_specs, device, inference_precision = (list(device), KEYWORD_DEFAULTS["device"],
+                                                          KEYWORD_DEFAULTS["inference_precision"])
             given = [name for name in given if name not in ("device", "inference_precision")]
         elif not isinstance(device, (str, NotGiven)):
             raise TypeError(f"OpenVINOPartitioner's first argument is a {type(device).__name__}: give a device "
                             "name (str, e.g. 'CPU') or a list of executorch CompileSpec objects")
         else:
-            check_option_types(inference_precision, numerics, performance_hint)
+            check_option_types(inference_precision, numerics, performance_hint, weight_compression,
+                               weight_group_size, weight_ratio, gguf_weights, input_ranges)
         if compile_spec is not None:
             compile_specs = given_once("compile specs", compile_specs, list(compile_spec))
         self.op_types_to_skip = skip_set("op_types_to_skip", op_types_to_skip)

@@ -9,6 +9,9 @@ given is refused, ``device="CPU"`` too, since the list's value would silently wi
 from __future__ import annotations
 
 import difflib
+import numbers
+import os
+from collections.abc import Mapping
 from typing import TypeVar, cast
 
 import torch
@@ -100,14 +103,27 @@ def upstream_skip_sets(second, third, op_types_to_skip, op_names_to_skip) -> tup
                                                                                op_names_to_skip, third)
 
 
-def check_option_types(inference_precision, numerics, performance_hint) -> None:
+def check_option_types(inference_precision, numerics, performance_hint, weight_compression, weight_group_size,
+                       weight_ratio, gguf_weights, input_ranges) -> None:
+    """Raises ``TypeError`` naming the option keyword whose value is not of its type, before anything uses it."""
     for name, value in (("inference_precision", inference_precision), ("numerics", numerics),
-                        ("performance_hint", performance_hint)):
+                        ("performance_hint", performance_hint), ("weight_compression", weight_compression)):
         if not isinstance(given_value(value), str):
             listed = [repr(v) for v in allowed_values(name)]
             examples = ", ".join(listed[:-1]) + " or " + listed[-1]
             raise TypeError(f"{name} is a {type(value).__name__}: it is a str ({examples}); skip sets go by "
                             f"keyword, op_types_to_skip=..., or after a list of compile specs")
+    group_size, ratio, gguf = (given_value(v) for v in (weight_group_size, weight_ratio, gguf_weights))
+    if not isinstance(group_size, numbers.Integral) or isinstance(group_size, bool):
+        raise TypeError(f"weight_group_size is a {type(group_size).__name__} ({group_size!r}): give an int, "
+                        "e.g. 128, or -1 for one group per row")
+    if not isinstance(ratio, numbers.Real) or isinstance(ratio, bool):
+        raise TypeError(f"weight_ratio is a {type(ratio).__name__} ({ratio!r}): give a number from 0 to 1")
+    if not isinstance(gguf, (str, os.PathLike)) or isinstance(os.fspath(gguf), bytes):
+        raise TypeError(f"gguf_weights is a {type(gguf).__name__} ({gguf!r}): give the .gguf file's path as a str")
+    if input_ranges is not None and not isinstance(input_ranges, Mapping):
+        raise TypeError(f"input_ranges is a {type(input_ranges).__name__}: give a dict of input name to "
+                        "(low, high), e.g. {'input_ids': (0, 30521)}")
 
 
 def given_once(what: str, keyword, positional):
