@@ -172,7 +172,9 @@ def test_every_option_keywords_default_is_compile_specs_json_s():
     import executorch_openvino as exov
     from executorch_openvino.contract.backend_config import OpenVINOBackendConfig
     from executorch_openvino.contract.compile_specs import KEYWORD_DEFAULTS, OpenVINOOptions, make_compile_specs
+    from executorch_openvino.lowering.operator_support import OpenVINOOperatorSupport
     from executorch_openvino.lowering.partitioner_arguments import given_value
+    from executorch_openvino.lowering.weight_compression import compress_weights
 
     def defaults(function, renamed=()) -> dict:
         parameters = inspect.signature(function).parameters
@@ -185,6 +187,8 @@ def test_every_option_keywords_default_is_compile_specs_json_s():
         "lower": defaults(exov.lower),
         "export_llm": defaults(exov.export_llm, {"group_size": "weight_group_size", "ratio": "weight_ratio"}),
         "make_compile_specs": defaults(make_compile_specs),
+        "OpenVINOOperatorSupport": defaults(OpenVINOOperatorSupport.__init__),
+        "compress_weights": defaults(compress_weights, {"group_size": "weight_group_size", "ratio": "weight_ratio"}),
         "OpenVINOBackendConfig": {f.name: f.default for f in dataclasses.fields(OpenVINOBackendConfig)
                                   if f.name in KEYWORD_DEFAULTS and f.name != "performance_hint"},  # its own
         "OpenVINOOptions": {f.name: f.default for f in dataclasses.fields(OpenVINOOptions)

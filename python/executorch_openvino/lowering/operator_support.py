@@ -40,6 +40,7 @@ import functools
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
+from ..contract.compile_specs import KEYWORD_DEFAULTS
 from ..contract.input_spec import finite_bound
 from .integer_ranges import FLOAT32_EXACT, within
 from .kept_operations import kept_names
@@ -427,8 +428,9 @@ class OpenVINOOperatorSupport(OperatorSupportBase):
     from the program's own data instead of a second copy in the delegate.
     """
 
-    def __init__(self, constant_names=frozenset(), numerics: str = "exact", flushed_constants=frozenset(),
-                 integer_ranges=None, op_types_to_skip=frozenset(), op_names_to_skip=frozenset()):
+    def __init__(self, constant_names=frozenset(), numerics: str = KEYWORD_DEFAULTS["numerics"],
+                 flushed_constants=frozenset(), integer_ranges=None, op_types_to_skip=frozenset(),
+                 op_names_to_skip=frozenset()):
         super().__init__()
         self.op_types_to_skip, self.op_names_to_skip = frozenset(op_types_to_skip), frozenset(op_names_to_skip)
         self.constant_names = frozenset(constant_names)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..contract.compile_specs import KEYWORD_DEFAULTS
 from ..support import progress
 
 
@@ -33,7 +34,8 @@ def keep_float_activations(model) -> None:
     model.set_rt_info("0", ["runtime_options", "DYNAMIC_QUANTIZATION_GROUP_SIZE"])
 
 
-def compress_weights(model, mode: str, group_size: int = 128, ratio: float = 1.0, gguf_file: str = "",
+def compress_weights(model, mode: str, group_size: int = KEYWORD_DEFAULTS["weight_group_size"],
+                     ratio: float = KEYWORD_DEFAULTS["weight_ratio"], gguf_file: str = "",
                      float_activations: bool = False):
     """Returns the OpenVINO model `model` with its matmul and embedding weights compressed: those equal to a
     tensor of `gguf_file` (a path, ``""`` for none) in its blocks, the others by NNCF.
