@@ -81,10 +81,10 @@ class OpenVINOPartitioner(Partitioner):
                  performance_hint: str = _HINT, *, compile_spec=None, op_types_to_skip=None, op_names_to_skip=None,
                  weight_compression: str = _COMPRESSION, weight_group_size: int = _GROUP_SIZE,
                  weight_ratio: float = _RATIO, input_ranges: dict | None = None, gguf_weights: str = _GGUF):
-        given = options_given({"device": device, "inference_precision": inference_precision, "numerics": numerics,
-                               "performance_hint": performance_hint, "weight_compression": weight_compression,
-                               "weight_group_size": weight_group_size, "weight_ratio": weight_ratio,
-                               "gguf_weights": gguf_weights})
+        options = {"device": device, "inference_precision": inference_precision, "numerics": numerics,
+                   "performance_hint": performance_hint, "weight_compression": weight_compression,
+                   "weight_group_size": weight_group_size, "weight_ratio": weight_ratio, "gguf_weights": gguf_weights}
+        given = options_given(options)
         if isinstance(device, (list, tuple)):  # upstream's positional form: (compile_spec, op_types, op_names)
             op_types_to_skip, op_names_to_skip = upstream_skip_sets(inference_precision, compile_specs,
                                                                     op_types_to_skip, op_names_to_skip)
@@ -95,16 +95,13 @@ class OpenVINOPartitioner(Partitioner):
             raise TypeError(f"OpenVINOPartitioner's first argument is a {type(device).__name__}: give a device "
                             "name (str, e.g. 'CPU') or a list of executorch CompileSpec objects")
         else:
-            check_option_types(inference_precision, numerics, performance_hint, weight_compression,
-                               weight_group_size, weight_ratio, gguf_weights, input_ranges)
+            check_option_types(options, input_ranges)
         if compile_spec is not None:
             compile_specs = given_once("compile specs", compile_specs, list(compile_spec))
         self.op_types_to_skip = skip_set("op_types_to_skip", op_types_to_skip)
         self.op_names_to_skip = skip_set("op_names_to_skip", op_names_to_skip)
         if compile_specs is None:
-            specs = make_compile_specs(*(given_value(v) for v in (device, inference_precision, numerics,
-                                                                   performance_hint, weight_compression,
-                                                                   weight_group_size, weight_ratio, gguf_weights)))
+            specs = make_compile_specs(**{name: given_value(value) for name, value in options.items()})
         else:
             if given:
                 raise TypeError(compile_specs_and(given))
@@ -113,8 +110,7 @@ class OpenVINOPartitioner(Partitioner):
             specs = [*specs, input_ranges_spec(input_ranges)]
         self.options = resolve_options(specs)
         _warn_about_unused_weight_options(self.options.weight_compression, {
-            name: given_value(value) for name, value in (("weight_group_size", weight_group_size),
-                                                         ("weight_ratio", weight_ratio)) if name in given})
+            name: given_value(options[name]) for name in ("weight_group_size", "weight_ratio") if name in given})
         self.delegation_spec = DelegationSpec(BACKEND_ID, specs)
         self._remainders_rewritten = 0  # transform_for_pre_decomposition calls not yet met by a partition()
 

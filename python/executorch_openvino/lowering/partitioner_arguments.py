@@ -103,17 +103,18 @@ def upstream_skip_sets(second, third, op_types_to_skip, op_names_to_skip) -> tup
                                                                                op_names_to_skip, third)
 
 
-def check_option_types(inference_precision, numerics, performance_hint, weight_compression, weight_group_size,
-                       weight_ratio, gguf_weights, input_ranges) -> None:
-    """Raises ``TypeError`` naming the option keyword whose value is not of its type, before anything uses it."""
-    for name, value in (("inference_precision", inference_precision), ("numerics", numerics),
-                        ("performance_hint", performance_hint), ("weight_compression", weight_compression)):
+def check_option_types(options: dict, input_ranges) -> None:
+    """Raises ``TypeError`` naming the option keyword whose value is not of its type, before anything uses it.
+    `options`: the option keywords' arguments by name (:data:`OPTIONS`)."""
+    for name in ("inference_precision", "numerics", "performance_hint", "weight_compression"):
+        value = options[name]
         if not isinstance(given_value(value), str):
             listed = [repr(v) for v in allowed_values(name)]
             examples = ", ".join(listed[:-1]) + " or " + listed[-1]
             raise TypeError(f"{name} is a {type(value).__name__}: it is a str ({examples}); skip sets go by "
                             f"keyword, op_types_to_skip=..., or after a list of compile specs")
-    group_size, ratio, gguf = (given_value(v) for v in (weight_group_size, weight_ratio, gguf_weights))
+    group_size, ratio, gguf = (given_value(options[name]) for name in ("weight_group_size", "weight_ratio",
+                                                                         "gguf_weights"))
     if not isinstance(group_size, numbers.Integral) or isinstance(group_size, bool):
         raise TypeError(f"weight_group_size is a {type(group_size).__name__} ({group_size!r}): give an int, "
                         "e.g. 128, or -1 for one group per row")
