@@ -10,7 +10,9 @@ Then fresh processes (``loading.py``) load MiniLM, the CNN and the LSTM to
 measure load time (without and with the model cache) and peak memory against
 XNNPACK and OpenVINO's own API.
 
-Writes ``results.json``, ``results.md`` and ``latency.png`` to ``--out``.
+Writes ``results.json``, ``results.md`` and ``latency.png`` to ``--out``; after each model and each
+section, ``results.partial.json``, from which ``--resume`` goes on after an interrupted run (on 2 cores a
+full run takes over 90 minutes).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import platform
 import statistics
 import subprocess
 import sys
-import tempfile
+import shutil
 import time
 from pathlib import Path
 
@@ -194,6 +196,69 @@ def measure_overhead(workdir: Path, calls: int = 50_000) -> dict | None:
     return result
 
 
+def overhead_section(workdir: Path) -> dict | None:
+    print("\n== per-call cost in C++ (tiny_add): OpenVINO's C API and the delegate's execute", flush=True)
+    try:
+        return measure_overhead(workdir)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        detail = getattr(exc, "stderr", "") or ""
+        print(f"   FAILED: {exc}\n{detail[-3000:]}", flush=True)
+        return None
+
+
+def call_path_section(workdir: Path, rounds: int, seconds: float) -> dict:
+    print("\n== per-call cost from Python (tiny_add): each layer of the call", flush=True)
+    return call_path.measure(workdir, make_case("tiny_add").inputs, rounds, min(0.4, seconds / 10))
+
+
+def loading_section(load_cases: tuple, workdir: Path) -> dict:
+    print(f"\n== loading {', '.join(load_cases)} in fresh processes", flush=True)
+    return loading.measure(load_cases, workdir)
+
+
+def lifecycle_section(workdir: Path) -> dict:
+    print(f"\n== OpenVINOBackend memory per state ({PROBE_CASE}, fresh process, RSS MiB)", flush=True)
+    return measure_lifecycle_memory(workdir)
+
+
+def sections(args: argparse.Namespace, workdir: Path) -> list:
+    """(name in results.json, whether this run measures it, how) for each figure after the models'."""
+    delegate = "delegate" in args.engines
+    load_cases = tuple(c for c in loading.LOAD_CASES if c in args.cases)
+    return [("overhead_cpp", "tiny_add" in args.cases and delegate, lambda: overhead_section(workdir)),
+            ("call_path", "tiny_add" in args.cases and delegate,
+             lambda: call_path_section(workdir, args.rounds, args.seconds)),
+            ("concurrency", "minilm_b8" in args.cases and delegate, lambda: concurrency.measure(workdir)),
+            ("loading", not args.no_loading and bool(load_cases) and delegate,
+             lambda: loading_section(load_cases, workdir)),
+            ("lifecycle_memory", not args.no_loading and PROBE_CASE in args.cases and delegate,
+             lambda: lifecycle_section(workdir))]
+
+
+def resumable(partial: Path, results: dict, resume: bool) -> dict:
+    """The finished parts of an earlier run with the same machine, versions and settings (``partial``, written
+    by `checkpoint`) when `resume`, else `results` as given. A run of another wheel, release or setting starts
+    over: its figures would not be comparable."""
+    if not (resume and partial.exists()):
+        return results
+    earlier = json.loads(partial.read_text())
+    same = ({k: v for k, v in earlier["machine"].items() if k != "date"}
+            == {k: v for k, v in results["machine"].items() if k != "date"}
+            and earlier["settings"] == results["settings"])
+    if not same:
+        print(f"--resume: {partial} is from another wheel, machine or setting; starting over", flush=True)
+        return results
+    print(f"--resume: keeping {', '.join([*earlier['models'], *(k for k in earlier if k not in results)])} "
+          f"from {partial}", flush=True)
+    return earlier
+
+
+def checkpoint(partial: Path, results: dict) -> None:
+    """Writes what is finished so far, for `--resume` (renamed over the old file: never half-written)."""
+    partial.with_suffix(".tmp").write_text(json.dumps(results, indent=1) + "\n")
+    partial.with_suffix(".tmp").replace(partial)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="folder for results.json/.md and latency.png")
@@ -206,49 +271,45 @@ def main(argv=None) -> int:
                         help="interleaved rounds per model")
     parser.add_argument("--packaging", type=Path, help="JSON with wheel size and build times (from noxfile.py)")
     parser.add_argument("--no-loading", action="store_true", help="skip the fresh-process load/memory probes")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the models and sections an interrupted run of the same wheel and settings finished")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
 
-    results = {"machine": machine_info() | {"cpu_features": cpu_features()}, "settings": {"seconds": args.seconds, "rounds": args.rounds},
-               "models": {}}
+    settings = {"seconds": args.seconds, "rounds": args.rounds, "cases": args.cases, "engines": args.engines,
+                "bundled": bool(args.bundled_python), "loading": not args.no_loading}
+    results = {"machine": machine_info() | {"cpu_features": cpu_features()}, "settings": settings, "models": {}}
     print(json.dumps(results["machine"], indent=1))
+    partial = args.out / "results.partial.json"
+    results = resumable(partial, results, args.resume)
+    # Kept between runs for --resume: the sections after the models read the programs the models saved.
+    workdir = args.out / "work"
+    if results["models"] == {}:
+        shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(exist_ok=True)
     bundled = BundledOpenVINO(args.bundled_python) if args.bundled_python else None
-    with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
-        workdir = Path(tmp)
-        try:
-            for name in args.cases:
-                engines = [cls() for cls in ENGINES if cls.key in args.engines] + ([bundled] if bundled else [])
-                results["models"][name] = measure_case(name, engines, workdir, args.seconds, args.rounds)
-        finally:
-            if bundled:
-                bundled.shutdown()
-        if "tiny_add" in args.cases and "delegate" in args.engines:
-            print("\n== per-call cost in C++ (tiny_add): OpenVINO's C API and the delegate's execute", flush=True)
-            try:
-                results["overhead_cpp"] = measure_overhead(workdir)
-            except (OSError, subprocess.CalledProcessError) as exc:
-                detail = getattr(exc, "stderr", "") or ""
-                print(f"   FAILED: {exc}\n{detail[-3000:]}", flush=True)
-                results["overhead_cpp"] = None
-        if "tiny_add" in args.cases and "delegate" in args.engines:
-            print("\n== per-call cost from Python (tiny_add): each layer of the call", flush=True)
-            results["call_path"] = call_path.measure(workdir, make_case("tiny_add").inputs, args.rounds,
-                                                   min(0.4, args.seconds / 10))
-        if "minilm_b8" in args.cases and "delegate" in args.engines:
-            results["concurrency"] = concurrency.measure(workdir)
-        load_cases = tuple(c for c in loading.LOAD_CASES if c in args.cases)
-        if not args.no_loading and load_cases and "delegate" in args.engines:
-            print(f"\n== loading {', '.join(load_cases)} in fresh processes", flush=True)
-            results["loading"] = loading.measure(load_cases, workdir)
-        if not args.no_loading and PROBE_CASE in args.cases and "delegate" in args.engines:
-            print(f"\n== OpenVINOBackend memory per state ({PROBE_CASE}, fresh process, RSS MiB)", flush=True)
-            results["lifecycle_memory"] = measure_lifecycle_memory(workdir)
+    try:
+        for name in args.cases:
+            if name in results["models"]:
+                continue
+            engines = [cls() for cls in ENGINES if cls.key in args.engines] + ([bundled] if bundled else [])
+            results["models"][name] = measure_case(name, engines, workdir, args.seconds, args.rounds)
+            checkpoint(partial, results)
+    finally:
+        if bundled:
+            bundled.shutdown()
+    for section, wanted, measure in sections(args, workdir):
+        if wanted and section not in results:
+            results[section] = measure()
+            checkpoint(partial, results)
     if args.packaging:
         results["packaging"] = json.loads(args.packaging.read_text())
 
     from exov_testing.bench_report import write_reports
 
     write_reports(results, args.out)
+    partial.unlink(missing_ok=True)
+    shutil.rmtree(workdir, ignore_errors=True)
     return 0
 
 

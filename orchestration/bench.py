@@ -99,7 +99,8 @@ def publish_llm(out: Path, table: Path, commit: str) -> None:
 
 def bench_session(session: nox.Session) -> None:
     """The engines side by side -> build/bench/ and, on a full run, docs/benchmarks.md. Arguments after `--`
-    go to benchmarks/bench.py (e.g. `--cases tiny_add mlp`, `--seconds 2`)."""
+    go to benchmarks/bench.py (e.g. `--cases tiny_add mlp`, `--seconds 2`; `--resume` goes on after an
+    interrupted full run and publishes)."""
     wheel = wheel_build.repaired_wheel(session)
     environments.install_runtime(session, wheel, pins.OPENVINO_NEWEST, "numpy", "matplotlib", *environments.MINILM,
                                  *environments.TEST_SUPPORT,  # exov_testing: the C++ harnesses, INT8 gates
@@ -117,7 +118,7 @@ def bench_session(session: nox.Session) -> None:
     with session.chdir(session.create_tmp()):  # python/ is not importable from here
         session.run("python", str(SCRIPTS / "bench.py"), "--out", str(OUT), "--bundled-python", bundled,
                     "--packaging", str(packaging), *session.posargs, env=environments.OFFLINE)
-        if session.posargs:  # a subset: docs/benchmarks.md keeps the last full run
+        if session.posargs and session.posargs != ["--resume"]:  # a subset: docs/benchmarks.md keeps the last full run
             return
         for script, name in (("kept_ops.py", "kept_ops"), ("int8_accuracy.py", "int8_accuracy")):
             session.run("python", str(SCRIPTS / script), "--json", str(OUT / f"{name}.json"), "--markdown",
