@@ -102,7 +102,9 @@ bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob
   // OpenVINO maps the IR's weights and its entries itself, and
   // /proc/self/maps names them by absolute paths (resident_pages.h).
   const std::string mapped_ir = files::canonical(files::join(cache_dir, "ir"));
-  const std::string mapped_under = files::canonical(entry_dir);  // "" until OpenVINO first makes it
+  // "" until OpenVINO first makes the folder: read again once the entry lock is held, since another process
+  // may have made it meanwhile (a breaker's finding: the import was then taken for no entry at all).
+  std::string mapped_under = files::canonical(entry_dir);
   auto drop = [&] {
     drop_file_pages_under(mapped_ir, ".bin");
     if (!mapped_under.empty()) drop_file_pages_under(mapped_under, ".blob");
@@ -120,6 +122,7 @@ bool compile_through_cache(const RuntimeOptions& options, const ParsedBlob& blob
   };
   EntryLock locked(cache_dir, blob.digest);  // checks and records included
   for (int attempt = 0; attempt < 2; ++attempt) {
+    mapped_under = files::canonical(entry_dir);
     const std::vector<std::string> entries_before = entry_files(entry_dir);
     const std::vector<std::string> mapped_before = mappings_under(mapped_under);
     // The folder's one entry (the usual case) is read beside OpenVINO's import of it (its CRC-32: 35 ms per

@@ -11,6 +11,7 @@ with a clear error.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import mmap
 import os
@@ -320,6 +321,52 @@ def test_two_processes_filling_one_entry_at_once_leave_a_valid_one(cache, tmp_pa
         assert torch.equal(torch.load(tmp_path / f"out{i}.pt"), outputs[0])
     assert not [p for p in cache.rglob("*") if ".tmp-" in p.name]  # no temporary file left
     assert_matches_eager(outputs, eager(model, inputs))
+
+
+def _flock_waiters(path: Path) -> int:
+    """How many processes wait in flock() for `path` (/proc/locks' "->" lines end with its inode)."""
+    inode = os.stat(path).st_ino
+    return sum(1 for line in Path("/proc/locks").read_text().splitlines()
+               if "->" in line and line.split()[-3].split(":")[-1] == str(inode))
+
+
+def test_processes_that_waited_for_the_filling_one_import_its_entry(cache, tmp_path):
+    # Both find the entry's folder missing before they wait for the entry lock; the one that imports must still
+    # tell which entry it mapped (a breaker's finding: it was taken for no entry, warned twice and compiled
+    # without the cache). The test holds the lock so that both wait.
+    model, inputs = _model_and_inputs()
+    pte, _ = lower(model, inputs)
+    (tmp_path / "model.pte").write_bytes(pte)
+    torch.save(list(inputs), tmp_path / "inputs.pt")
+    exov.set_cache_dir(tmp_path / "other-cache")  # to learn the lock's name: <digest>.lock
+    _load_and_run(pte, inputs)
+    lock = cache / "ir" / next((tmp_path / "other-cache" / "ir").glob("*.lock")).name
+    exov.set_cache_dir(cache)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    code = textwrap.dedent(f"""
+        import json, torch
+        import executorch_openvino as exov
+        exov.set_cache_dir({str(cache)!r})
+        out = exov.load_method("model.pte").execute(torch.load("inputs.pt"))[0]
+        print(json.dumps({{"from_cache": exov.last_compile_report()["loaded_from_cache"], "out": out.tolist()}}))
+    """)
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        procs = [subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        deadline = time.monotonic() + 300
+        while _flock_waiters(lock) < 2 and all(p.poll() is None for p in procs) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _flock_waiters(lock) == 2, [p.communicate() for p in procs]
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err[-3000:]
+        assert "no record" not in err and "without it" not in err, err[-3000:]
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    assert sorted(r["from_cache"] for r in results) == [False, True]
+    for r in results:
+        assert_matches_eager([torch.tensor(r["out"])], eager(model, inputs))
 
 
 # 16 s each under the sanitizers: the IR's failed write by hand (slow_tests), the entry's in CI.
