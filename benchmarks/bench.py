@@ -18,6 +18,8 @@ full run takes over 90 minutes).
 from __future__ import annotations
 
 import argparse
+import fcntl
+import hashlib
 import json
 import os
 import platform
@@ -26,6 +28,7 @@ import subprocess
 import sys
 import shutil
 import time
+import uuid
 from pathlib import Path
 
 import call_path
@@ -235,21 +238,44 @@ def sections(args: argparse.Namespace, workdir: Path) -> list:
              lambda: lifecycle_section(workdir))]
 
 
-def resumable(partial: Path, results: dict, resume: bool) -> dict:
-    """The finished parts of an earlier run with the same machine, versions and settings (``partial``, written
-    by `checkpoint`) when `resume`, else `results` as given. A run of another wheel, release or setting starts
-    over: its figures would not be comparable."""
+def build_identity() -> dict:
+    """What decides the figures besides the machine and the settings: the installed wheel (the SHA-256 of its
+    RECORD, which lists every file's hash: its version string stays 0.1.0 across builds) and this folder's
+    scripts."""
+    from importlib.metadata import distribution
+
+    scripts = hashlib.sha256()
+    for script in sorted(HERE.glob("*.py")):
+        scripts.update(script.name.encode() + b"\0" + script.read_bytes())
+    record = distribution("executorch-openvino").read_text("RECORD") or ""
+    return {"wheel_record_sha256": hashlib.sha256(record.encode()).hexdigest(), "scripts_sha256": scripts.hexdigest()}
+
+
+def resumable(partial: Path, workdir: Path, results: dict, resume: bool) -> dict:
+    """The finished parts of an earlier run with the same machine, versions, build and settings (``partial``,
+    written by `checkpoint`) when `resume`, else `results` as given. A run of another wheel, release or setting
+    starts over, as does one whose saved programs (`workdir`) are not that run's: its figures would not be
+    comparable, or its later sections could not run."""
     if not (resume and partial.exists()):
         return results
-    earlier = json.loads(partial.read_text())
-    same = ({k: v for k, v in earlier["machine"].items() if k != "date"}
-            == {k: v for k, v in results["machine"].items() if k != "date"}
-            and earlier["settings"] == results["settings"])
+    try:
+        earlier = json.loads(partial.read_text())
+        same = ({k: v for k, v in earlier["machine"].items() if k != "date"}
+                == {k: v for k, v in results["machine"].items() if k != "date"}
+                and earlier["settings"] == results["settings"] and earlier["build"] == results["build"])
+        run = (workdir / "RUN").read_text() if (workdir / "RUN").exists() else None
+        models = list(earlier["models"])
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        print(f"--resume: {partial} cannot be read ({type(exc).__name__}: {exc}); starting over", flush=True)
+        return results
     if not same:
         print(f"--resume: {partial} is from another wheel, machine or setting; starting over", flush=True)
         return results
-    print(f"--resume: keeping {', '.join([*earlier['models'], *(k for k in earlier if k not in results)])} "
-          f"from {partial}", flush=True)
+    if run != earlier.get("run"):
+        print(f"--resume: {workdir} does not hold the programs of {partial}'s run; starting over", flush=True)
+        return results
+    kept = [*models, *(k for k in earlier if k not in results and k != "run" and earlier[k] is not None)]
+    print(f"--resume: keeping {', '.join(kept)} from {partial}", flush=True)
     return earlier
 
 
@@ -278,15 +304,25 @@ def main(argv=None) -> int:
 
     settings = {"seconds": args.seconds, "rounds": args.rounds, "cases": args.cases, "engines": args.engines,
                 "bundled": bool(args.bundled_python), "loading": not args.no_loading}
-    results = {"machine": machine_info() | {"cpu_features": cpu_features()}, "settings": settings, "models": {}}
+    results = {"machine": machine_info() | {"cpu_features": cpu_features()}, "settings": settings,
+               "build": build_identity(), "models": {}}
     print(json.dumps(results["machine"], indent=1))
+    lock = open(args.out / ".bench.lock", "w")  # held until this process ends
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(f"another bench.py run is writing to {args.out}: wait for it, or give another --out", file=sys.stderr)
+        return 2
     partial = args.out / "results.partial.json"
-    results = resumable(partial, results, args.resume)
     # Kept between runs for --resume: the sections after the models read the programs the models saved.
     workdir = args.out / "work"
-    if results["models"] == {}:
+    results = resumable(partial, workdir, results, args.resume)
+    if "run" not in results:  # starting over: nothing of an earlier run is kept
+        partial.unlink(missing_ok=True)
         shutil.rmtree(workdir, ignore_errors=True)
-    workdir.mkdir(exist_ok=True)
+        workdir.mkdir()
+        results["run"] = uuid.uuid4().hex
+        (workdir / "RUN").write_text(results["run"])
     bundled = BundledOpenVINO(args.bundled_python) if args.bundled_python else None
     try:
         for name in args.cases:
@@ -299,7 +335,7 @@ def main(argv=None) -> int:
         if bundled:
             bundled.shutdown()
     for section, wanted, measure in sections(args, workdir):
-        if wanted and section not in results:
+        if wanted and results.get(section) is None:  # a section that failed is measured again on --resume
             results[section] = measure()
             checkpoint(partial, results)
     if args.packaging:

@@ -127,40 +127,47 @@ def test_the_concurrency_benchmark_reports_every_setting(tmp_path):
 
 def test_an_interrupted_run_resumes_with_the_finished_models_and_starts_over_on_other_settings(tmp_path):
     # A full run takes over 90 minutes on 2 cores: --resume keeps the models a killed run finished, and only a
-    # run with the same settings (or wheel, machine) may give them.
+    # run with the same settings (and wheel, scripts, machine) and its saved programs may give them.
     out = tmp_path / "bench"
     run = [sys.executable, str(BENCH), "--out", str(out), "--cases", "tiny_add", "mlp", "--engines", "openvino",
            "delegate", "--rounds", "1", "--no-loading"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     partial = out / "results.partial.json"
-    killed = subprocess.Popen([*run, "--seconds", "2"], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 600
-        while not partial.exists() and killed.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
-    finally:
-        killed.kill()
-        killed.wait()
-    assert partial.exists() and not (out / "results.json").exists(), "the run ended before it could be killed"
-    finished = json.loads(partial.read_text())["models"]
-    assert list(finished) == ["tiny_add"]
 
-    other = subprocess.run([*run, "--seconds", "0.2", "--resume"], capture_output=True, text=True, timeout=900,
-                           cwd=tmp_path, env=env)
-    assert other.returncode == 0, other.stderr[-4000:]
-    assert "from another wheel, machine or setting; starting over" in other.stdout
-    assert not partial.exists() and not (out / "work").exists()  # a finished run leaves neither
+    def killed_after_the_first_model() -> dict:
+        (out / "results.json").unlink(missing_ok=True)
+        killed = subprocess.Popen([*run, "--seconds", "2"], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 600
+            while not partial.exists() and killed.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.2)
+        finally:
+            killed.kill()
+            killed.wait()
+        assert partial.exists() and not (out / "results.json").exists(), "the run ended before it was killed"
+        finished = json.loads(partial.read_text())["models"]
+        assert list(finished) == ["tiny_add"]
+        return finished
 
-    # The killed run's model, and the sections of the run just finished, as a run with --seconds 2 left them.
-    earlier = json.loads((out / "results.json").read_text()) | {"models": finished}
-    earlier["settings"]["seconds"] = 2
-    partial.write_text(json.dumps(earlier))
-    (out / "results.json").unlink()
-    resumed = subprocess.run([*run, "--seconds", "2", "--resume"], capture_output=True, text=True, timeout=900,
-                             cwd=tmp_path, env=env)
-    assert resumed.returncode == 0, resumed.stderr[-4000:]
-    assert "--resume: keeping tiny_add, overhead_cpp, call_path" in resumed.stdout
+    def resume(*extra: str) -> subprocess.CompletedProcess:
+        done = subprocess.run([*run, *extra, "--resume"], capture_output=True, text=True, timeout=900, cwd=tmp_path,
+                              env=env)
+        assert done.returncode == 0, done.stderr[-4000:]
+        assert not partial.exists() and not (out / "work").exists()  # a finished run leaves neither
+        return done
+
+    killed_after_the_first_model()
+    assert "from another wheel, machine or setting; starting over" in resume("--seconds", "0.2").stdout
+
+    killed_after_the_first_model()
+    partial.write_text("{")  # damaged: named, then a run from the start
+    assert f"{partial} cannot be read" in resume("--seconds", "2").stdout
+
+    finished = killed_after_the_first_model()
+    resumed = resume("--seconds", "2")
+    assert "--resume: keeping tiny_add from" in resumed.stdout
     assert "== tiny_add" not in resumed.stdout and "== mlp" in resumed.stdout
     results = json.loads((out / "results.json").read_text())
     assert results["models"]["tiny_add"] == finished["tiny_add"] and set(results["models"]) == {"tiny_add", "mlp"}
+    assert results["overhead_cpp"] and results["call_path"]  # measured from the killed run's saved program
