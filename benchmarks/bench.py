@@ -12,7 +12,7 @@ XNNPACK and OpenVINO's own API.
 
 Writes ``results.json``, ``results.md`` and ``latency.png`` to ``--out``; after each model and each
 section, ``results.partial.json``, from which ``--resume`` goes on after an interrupted run (on 2 cores a
-full run takes over 90 minutes).
+full run takes about 2 hours).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ import json
 import os
 import platform
 import statistics
+import shutil
 import subprocess
 import sys
-import shutil
 import time
 import uuid
 from pathlib import Path
@@ -281,8 +281,9 @@ def resumable(partial: Path, workdir: Path, results: dict, resume: bool) -> dict
 
 def checkpoint(partial: Path, results: dict) -> None:
     """Writes what is finished so far, for `--resume` (renamed over the old file: never half-written)."""
-    partial.with_suffix(".tmp").write_text(json.dumps(results, indent=1) + "\n")
-    partial.with_suffix(".tmp").replace(partial)
+    written = partial.with_suffix(".tmp")
+    written.write_text(json.dumps(results, indent=1) + "\n")
+    written.replace(partial)
 
 
 def main(argv=None) -> int:
